@@ -1,0 +1,1 @@
+"""The study on top of the library: subsamples, tables, tests, consistency, figures."""
