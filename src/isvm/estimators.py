@@ -1,0 +1,226 @@
+"""scikit-learn estimators: ``InhibitorySVC``, ``OneVsAllSVC``, ``WestonWatkinsSVC``.
+
+All three are bias-free multiclass kernel SVMs trained on the dual of
+:mod:`isvm.methods` by a solver of :mod:`isvm.solvers`. They follow scikit-learn's
+conventions (``fit`` / ``predict`` / ``decision_function``, fitted attributes end
+in ``_``, parameters are only stored in ``__init__``), so they work in pipelines,
+grid searches and cross-validation.
+
+``decision_function`` returns the (n_samples, n_classes) class scores; for two
+classes it returns ``f_1 - f_0`` of shape (n_samples,), as scikit-learn's scorers
+expect. ``class_scores`` always returns the full matrix.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from isvm.kernels import rbf_kernel
+from isvm.methods import class_scores, dual_coefficients, get_formulation
+from isvm.solvers import SOLVERS, solve
+
+KERNELS = ("rbf", "precomputed")
+
+
+class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
+    """Shared fit/predict of the bias-free multiclass SVMs (not public)."""
+
+    _method: str = ""
+
+    def _formulation_name(self) -> str:
+        return self._method
+
+    def _check_params(self) -> None:
+        if not isinstance(self.C, numbers.Real) or not self.C > 0:
+            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        if self.kernel == "rbf" and (
+            not isinstance(self.gamma, numbers.Real) or not self.gamma > 0
+        ):
+            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
+            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        if self.max_iter is not None and (
+            not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1
+        ):
+            raise ValueError(f"max_iter must be a positive integer or None, got {self.max_iter!r}")
+
+    def _kernel(self, X: NDArray[np.float64], fitted: bool) -> NDArray[np.float64]:
+        if self.kernel == "precomputed":
+            n_train = self.shape_fit_[0] if fitted else X.shape[0]
+            if X.shape[1] != n_train:
+                raise ValueError(
+                    f"a precomputed kernel needs one column per training sample ({n_train}), "
+                    f"got {X.shape[1]}"
+                )
+            return np.ascontiguousarray(X, dtype=np.float64)
+        if fitted:
+            return rbf_kernel(X, self.X_fit_, gamma=self.gamma)
+        return rbf_kernel(X, gamma=self.gamma)
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> _BiasFreeMulticlassSVC:
+        """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"need samples of at least 2 classes to train, got 1 class: {self.classes_[0]!r}"
+            )
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
+        formulation = get_formulation(self._formulation_name())
+        K = self._kernel(X, fitted=False)
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        n_classes = self.classes_.shape[0]
+        result = solve(
+            K,
+            y_idx,
+            n_classes,
+            formulation,
+            float(self.C),
+            solver=self.solver,
+            tol=float(self.tol),
+            max_iter=self.max_iter,
+            seed=seed,
+        )
+        coding = formulation.encode(y_idx.astype(np.int64), n_classes)
+        self.alpha_ = result.alpha
+        self.dual_coef_ = dual_coefficients(result.alpha, coding, formulation)
+        self._mean_coef = coding.mean_coef
+        self.n_iter_ = result.iterations
+        self.converged_ = result.converged
+        self.kkt_violation_ = result.kkt_violation
+        self.objective_ = result.objective
+        self.shape_fit_ = X.shape
+        if self.kernel == "rbf":
+            self.X_fit_ = X
+        if not result.converged:
+            warnings.warn(
+                f"{type(self).__name__}: solver {self.solver!r} stopped at its iteration cap "
+                f"({result.iterations}) with KKT violation {result.kkt_violation:.3g} > "
+                f"tol={self.tol}; raise max_iter or tol",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def class_scores(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class scores, shape (n_samples, n_classes); ISVM gives eq. 4.12 (rows sum to 0)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return class_scores(self._kernel(X, fitted=True) @ self.dual_coef_, self._mean_coef)
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class scores (n_samples, n_classes); for 2 classes ``f_1 - f_0``, shape (n_samples,)."""
+        scores = self.class_scores(X)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class with the largest score (eq. 4.13); ties go to the first such class."""
+        scores = self.class_scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
+
+
+class InhibitorySVC(_BiasFreeMulticlassSVC):
+    """The inhibitory multiclass SVM (ISVM) of Huerta et al. (2012).
+
+    Class scores ``f_j(x) = sum_i alpha_ij y_ij K(x_i, x) - mean_j(...)`` (eq. 4.12):
+    each class is inhibited by the mean of all classes, with the inhibition
+    factor mu = 1/L that the paper derives (theorem 1).
+
+    Parameters
+    ----------
+    C : box constraint of the dual, > 0.
+    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``.
+    kernel : "rbf", or "precomputed" to pass kernel matrices as X.
+    solver : "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2).
+    tol : stopping tolerance on the KKT violation.
+    max_iter : iteration cap (cd: epochs; smo/sgd: steps); None for the solver default.
+    random_state : seed (or RandomState) for the solver's visiting order.
+    """
+
+    _method = "isvm"
+
+    def __init__(
+        self,
+        C=1.0,
+        gamma=5.0,
+        kernel="rbf",
+        solver="cd",
+        tol=1e-3,
+        max_iter=None,
+        random_state=None,
+    ):
+        self.C = C
+        self.gamma = gamma
+        self.kernel = kernel
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+
+class OneVsAllSVC(InhibitorySVC):
+    """Bias-free 1-vs-all SVM: L binary SVMs, class j against the rest, argmax of scores.
+
+    Same parameters as :class:`InhibitorySVC`.
+    """
+
+    _method = "ova"
+
+
+class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
+    """Bias-free Weston-Watkins multiclass SVM (appendix E of the paper).
+
+    ``ww_kernel="full"`` (default) solves the exact bias-free dual with kernel
+    ``K (I(y=y') - I(y=j') - I(j=y') + I(j=j'))``; ``ww_kernel="paper"`` uses the
+    kernel as printed in appendix E, ``K (I(y=y') + I(j=j'))``. Which one produced
+    the paper's numbers is open (docs/methods.md). Other parameters as
+    :class:`InhibitorySVC`.
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        gamma=5.0,
+        kernel="rbf",
+        solver="cd",
+        tol=1e-3,
+        max_iter=None,
+        random_state=None,
+        ww_kernel="full",
+    ):
+        self.C = C
+        self.gamma = gamma
+        self.kernel = kernel
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.ww_kernel = ww_kernel
+
+    def _formulation_name(self) -> str:
+        if self.ww_kernel not in ("full", "paper"):
+            raise ValueError(f"ww_kernel must be 'full' or 'paper', got {self.ww_kernel!r}")
+        return "ww" if self.ww_kernel == "full" else "ww_paper"

@@ -1,0 +1,195 @@
+"""Each multiclass SVM formulation as data: variables, dual kernel structure, decision.
+
+All formulations here are bias-free and share one dual,
+
+    max_alpha  sum(alpha) - 1/2 alpha' Q alpha,    0 <= alpha_ij <= C,
+
+with ``Q[(i,j), (i',j')] = K[i,i'] * <u_ij, M u_i'j'>``. Each variable (i, j)
+carries a sparse *coding vector* ``u_ij`` in R^D (at most two non-zeros), and
+``M = I - c 11'`` with a scalar ``c``. The solvers keep the score matrix
+
+    S[d, r] = sum_(i,j) alpha_ij u_ij[d] K[i, r]        (D x N)
+
+so a gradient costs O(1) and an update O(N): the NL x NL matrix Q is never
+formed. Class scores at a point are ``f = A' S[:, r]`` for a fixed ``D x L``
+decision matrix A, then ``f - c * sum(f)``.
+
+| name | variables | u_ij | c | Q block | decision |
+| --- | --- | --- | --- | --- | --- |
+| isvm | all (i, j) | y_ij e_j | 1/L | K (I(j=j') - 1/L) y y' | eq. 4.12 (argmax = eq. 4.15) |
+| ova | all (i, j) | y_ij e_j | 0 | K I(j=j') y y' | f_j = sum_i alpha_ij y_ij K_i |
+| ww | j != y_i | e_(y_i) - e_j | 0 | K (I(y=y') - I(y=j') - I(j=y') + I(j=j')) | f_m = <w, Phi_m> |
+| ww_paper | j != y_i | (e_(y_i), e_j) in R^2L | 0 | K (I(y=y') + I(j=j')), as printed in appendix E | S[:L] - S[L:] |
+
+Weston-Watkins decision (derived): with w = sum_i sum_(j != y_i) alpha_ij (Phi_(y_i)(x_i) -
+Phi_j(x_i)), the class score is f_m(x) = <w, Phi_m(x)> = sum_i K(x_i, x) B_im with
+B_(i, y_i) = sum_(j != y_i) alpha_ij and B_im = -alpha_im otherwise. For the
+appendix-E kernel we keep the same decision rule (class score = the two halves of
+the doubled feature space, positive minus negative), which is the only reading
+under which its dual is a classifier; see docs/methods.md.
+
+A new formulation with the same kind of box-constrained dual is one new entry in
+:data:`FORMULATIONS`, not a new solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class Coding:
+    """Per-variable coding vectors of one problem, in the arrays the numba solvers take.
+
+    ``cols[i, j, t]`` / ``vals[i, j, t]`` are the t-th non-zero of u_ij (column -1
+    when absent); ``var_mask[i, j]`` says whether alpha_ij is a variable at all.
+    """
+
+    cols: NDArray[np.int64]  # (N, L, 2)
+    vals: NDArray[np.float64]  # (N, L, 2)
+    var_mask: NDArray[np.bool_]  # (N, L)
+    n_columns: int  # D
+    mean_coef: float  # c in M = I - c 11'
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """A bias-free multiclass SVM as data (see the module docstring)."""
+
+    name: str
+    title: str
+    encode: Callable[[NDArray[np.int64], int], Coding]
+    decision_matrix: Callable[[int], NDArray[np.float64]]  # (D, L)
+    #: bound on ||psi_a(x) - psi_b(x)|| / sqrt(K(x, x)) over class pairs a != b, where
+    #: f_a - f_b = <w, psi_a - psi_b>; used to certify predictions from a duality gap.
+    score_diff_norm: float
+
+    def mean_coef(self, n_classes: int) -> float:
+        """The c of ``M = I - c 11'``."""
+        return self.encode(np.zeros(1, dtype=np.int64), n_classes).mean_coef
+
+
+def _signs(y: NDArray[np.int64], n_classes: int) -> NDArray[np.float64]:
+    """The paper's coding matrix y_ij (eq. 3.1): +1 for the true class, -1 elsewhere."""
+    out = -np.ones((y.shape[0], n_classes))
+    out[np.arange(y.shape[0]), y] = 1.0
+    return out
+
+
+def _one_column(y: NDArray[np.int64], n_classes: int, mean_coef: float) -> Coding:
+    n = y.shape[0]
+    cols = -np.ones((n, n_classes, 2), dtype=np.int64)
+    vals = np.zeros((n, n_classes, 2))
+    cols[:, :, 0] = np.arange(n_classes)[None, :]
+    vals[:, :, 0] = _signs(y, n_classes)
+    return Coding(cols, vals, np.ones((n, n_classes), dtype=bool), n_classes, mean_coef)
+
+
+def _encode_isvm(y: NDArray[np.int64], n_classes: int) -> Coding:
+    return _one_column(y, n_classes, 1.0 / n_classes)
+
+
+def _encode_ova(y: NDArray[np.int64], n_classes: int) -> Coding:
+    return _one_column(y, n_classes, 0.0)
+
+
+def _encode_pair(y: NDArray[np.int64], n_classes: int, second_offset: int, second_sign: float):
+    n = y.shape[0]
+    cols = np.empty((n, n_classes, 2), dtype=np.int64)
+    vals = np.empty((n, n_classes, 2))
+    cols[:, :, 0] = y[:, None]
+    vals[:, :, 0] = 1.0
+    cols[:, :, 1] = second_offset + np.arange(n_classes)[None, :]
+    vals[:, :, 1] = second_sign
+    mask = np.ones((n, n_classes), dtype=bool)
+    mask[np.arange(n), y] = False
+    cols[~mask] = -1
+    vals[~mask] = 0.0
+    return cols, vals, mask
+
+
+def _encode_ww(y: NDArray[np.int64], n_classes: int) -> Coding:
+    cols, vals, mask = _encode_pair(y, n_classes, 0, -1.0)
+    return Coding(cols, vals, mask, n_classes, 0.0)
+
+
+def _encode_ww_paper(y: NDArray[np.int64], n_classes: int) -> Coding:
+    cols, vals, mask = _encode_pair(y, n_classes, n_classes, 1.0)
+    return Coding(cols, vals, mask, 2 * n_classes, 0.0)
+
+
+def _identity(n_classes: int) -> NDArray[np.float64]:
+    return np.eye(n_classes)
+
+
+def _plus_minus(n_classes: int) -> NDArray[np.float64]:
+    return np.vstack([np.eye(n_classes), -np.eye(n_classes)])
+
+
+FORMULATIONS: dict[str, Formulation] = {
+    f.name: f
+    for f in (
+        Formulation("isvm", "Inhibitory SVM", _encode_isvm, _identity, np.sqrt(2.0)),
+        Formulation("ova", "1-vs-all SVM (bias-free)", _encode_ova, _identity, np.sqrt(2.0)),
+        Formulation("ww", "Weston-Watkins (bias-free)", _encode_ww, _identity, np.sqrt(2.0)),
+        Formulation(
+            "ww_paper",
+            "Weston-Watkins, kernel as printed in appendix E",
+            _encode_ww_paper,
+            _plus_minus,
+            2.0,
+        ),
+    )
+}
+
+
+def get_formulation(name: str) -> Formulation:
+    """The formulation called ``name``, with a clear error for unknown names."""
+    try:
+        return FORMULATIONS[name]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; choose one of {sorted(FORMULATIONS)}") from None
+
+
+def coefficient_matrix(alpha: NDArray[np.float64], coding: Coding) -> NDArray[np.float64]:
+    """B (N x D) with ``S = (K @ B).T``: B[i, d] = sum_j alpha_ij u_ij[d]."""
+    n, n_classes = alpha.shape
+    B = np.zeros((n, coding.n_columns))
+    rows = np.broadcast_to(np.arange(n)[:, None], (n, n_classes))
+    for t in range(2):
+        c = coding.cols[:, :, t]
+        ok = c >= 0
+        np.add.at(B, (rows[ok], c[ok]), alpha[ok] * coding.vals[:, :, t][ok])
+    return B
+
+
+def dual_coefficients(
+    alpha: NDArray[np.float64], coding: Coding, formulation: Formulation
+) -> NDArray[np.float64]:
+    """Per-training-point class weights (N x L): class scores are ``K(X, X_train) @ coef``."""
+    n_classes = alpha.shape[1]
+    return coefficient_matrix(alpha, coding) @ formulation.decision_matrix(n_classes)
+
+
+def class_scores(raw: NDArray[np.float64], mean_coef: float) -> NDArray[np.float64]:
+    """Apply ``f - c * sum(f)`` row-wise (eq. 4.12 for ISVM; identity when c = 0)."""
+    if mean_coef == 0.0:
+        return raw
+    return raw - mean_coef * raw.sum(axis=1, keepdims=True)
+
+
+def dual_matrix(K: NDArray[np.float64], coding: Coding) -> NDArray[np.float64]:
+    """The dense NL x NL dual matrix Q, for tests and small problems only."""
+    n, n_classes = coding.var_mask.shape
+    U = np.zeros((n * n_classes, coding.n_columns))
+    for t in range(2):
+        c = coding.cols[:, :, t].ravel()
+        ok = c >= 0
+        U[np.flatnonzero(ok), c[ok]] += coding.vals[:, :, t].ravel()[ok]
+    M = np.eye(coding.n_columns) - coding.mean_coef * np.ones((coding.n_columns,) * 2)
+    T = U @ M @ U.T
+    return np.kron(K, np.ones((n_classes, n_classes))) * T
