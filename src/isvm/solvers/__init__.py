@@ -113,7 +113,11 @@ def run_solver(
     args = (state.K, var_i, var_j, coding.cols, coding.vals, c, float(C), state.alpha)
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
-        return _core.cd_epochs(*args, state.S, state.ssum, tol, cap, rng, shrinking)
+        no_point = np.zeros((1, 1))
+        epochs, converged, viol, _ = _core.cd_epochs(
+            *args, state.S, state.ssum, tol, cap, rng, shrinking, -1, no_point, 0.0
+        )
+        return epochs, converged, viol
     if solver in ("smo", "sgd"):
         if criterion not in ("mean", "max"):
             raise ValueError(f"criterion must be 'mean' or 'max', got {criterion!r}")

@@ -143,7 +143,53 @@ def optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum):
 
 
 @njit(cache=True)
-def cd_epochs(K, var_i, var_j, cols, vals, c, C, alpha, S, ssum, tol, max_epochs, state, shrinking):
+def certify(p, A, S, gap, scale):
+    """Prediction at point p and whether the duality gap proves it is the optimum's.
+
+    Strong convexity of the bias-free primal gives ``||w - w*||^2 <= 2 gap``, and a
+    class-score difference moves by at most ``scale * ||w - w*||`` with
+    ``scale = score_diff_norm * sqrt(K_pp)``. If the top score beats the runner-up
+    by more than ``scale * sqrt(2 gap)``, no class can overtake it at the optimum.
+    """
+    n_classes = A.shape[1]
+    best = -np.inf
+    second = -np.inf
+    top = 0
+    for m in range(n_classes):
+        f = 0.0
+        for d in range(A.shape[0]):
+            f += A[d, m] * S[d, p]
+        if f > best:
+            second = best
+            best = f
+            top = m
+        elif f > second:
+            second = f
+    if gap < 0.0:
+        gap = 0.0
+    return top, best - second > scale * np.sqrt(2.0 * gap)
+
+
+@njit(cache=True)
+def cd_epochs(
+    K,
+    var_i,
+    var_j,
+    cols,
+    vals,
+    c,
+    C,
+    alpha,
+    S,
+    ssum,
+    tol,
+    max_epochs,
+    state,
+    shrinking,
+    cert_point,
+    A,
+    cert_scale,
+):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
     Each epoch visits the active variables in a fresh random order and solves each
@@ -153,7 +199,11 @@ def cd_epochs(K, var_i, var_j, cols, vals, c, C, alpha, S, ssum, tol, max_epochs
     variables is checked, so shrinking never changes the answer. The gradient of
     a shrunk variable is always exact (it is read from S), so un-shrinking is free.
 
-    Returns (epochs, converged, max violation).
+    With ``cert_point >= 0`` (a held-out point, see :func:`certify`) the solve
+    also stops, before the first epoch or after any, as soon as the prediction at
+    that point is certified.
+
+    Returns (epochs, converged, max violation, certified).
     """
     n_var = var_i.shape[0]
     index = np.arange(n_var)
@@ -166,6 +216,10 @@ def cd_epochs(K, var_i, var_j, cols, vals, c, C, alpha, S, ssum, tol, max_epochs
     epoch = 0
     viol = np.inf
     while epoch < max_epochs:
+        if cert_point >= 0:
+            _, gap, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+            if certify(cert_point, A, S, gap, cert_scale)[1]:
+                return epoch, viol <= tol, viol, True
         shuffle_prefix(index, active, state)
         pg_max = -np.inf
         pg_min = np.inf
@@ -218,15 +272,16 @@ def cd_epochs(K, var_i, var_j, cols, vals, c, C, alpha, S, ssum, tol, max_epochs
         if sweep <= tol:
             _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
             if viol <= tol:
-                return epoch, True, viol
+                return epoch, True, viol, False
             active = n_var
             pg_max_old = np.inf
             pg_min_old = -np.inf
             continue
         pg_max_old = pg_max if pg_max > 0.0 else np.inf
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
-    return epoch, viol <= tol, viol
+    _, gap, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    certified = cert_point >= 0 and certify(cert_point, A, S, gap, cert_scale)[1]
+    return epoch, viol <= tol, viol, certified
 
 
 # ---------------------------------------------------------------- the paper's Algorithms 1 and 2
@@ -319,3 +374,4 @@ def stochastic_steps(
         stopped = total / n_var < theta if use_mean else viol <= tol
     _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
     return step, stopped, viol
+
