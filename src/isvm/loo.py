@@ -148,6 +148,17 @@ def _kernels(
     return {float(g): cache[float(g)] for g in gammas}
 
 
+def c_grid(start: float, stop: float, step: float) -> NDArray[np.float64]:
+    """The C values ``start, start + step, ...`` up to ``stop`` (exclusive), rounded to 1e-9.
+
+    The paper's grid, ``c_grid(0.1, 50, 0.5)``, is 0.1, 0.6, ..., 49.6 (100 values).
+    """
+    if not (start > 0 and step > 0 and stop > start):
+        raise ValueError(f"need 0 < start < stop and step > 0; got {start}, {stop}, {step}")
+    count = int(np.floor((stop - start) / step - 1e-9)) + 1
+    return np.round(start + step * np.arange(count), 9)
+
+
 def _check_grid(gammas: Sequence[float], Cs: Sequence[float]) -> tuple[list[float], list[float]]:
     gammas = [float(g) for g in gammas]
     Cs = sorted(float(C) for C in Cs)
