@@ -8,9 +8,10 @@ they stand (the dual has no equality constraint):
 1. one kernel matrix per gamma, shared by all C values, folds and (through
    ``kernel_cache``) methods;
 2. the full fit walks the C path upwards from ``min(alpha * C/C_prev, C)``;
-3. each fold starts from the full solution with the held-out point's multipliers
-   removed (its column subtracted from the maintained scores), so a point whose
-   multipliers are all zero starts at a solution already;
+3. each fold starts from the better (by duality gap) of the full solution with the
+   held-out point's multipliers removed (its column subtracted from the maintained
+   scores; a point whose multipliers are all zero thus starts at a solution) and
+   the fold's own solution at the previous C, scaled by C/C_prev;
 4. **certified early stopping**: the bias-free primal is 1-strongly convex in w,
    so ``||w - w*||^2 <= 2 * gap`` (the duality gap, read from the scores at no
    extra kernel cost), and a class-score difference at the held-out point moves
@@ -67,29 +68,34 @@ def _fold_fits(
     tol_floor,
     max_epochs,
     seeds,
-    shrinking,
+    var_mask,
+    block_w,
+    block_sigma,
+    fold_alpha,
+    fold_S,
+    fold_ssum,
+    scale_prev,
     pred,
     epochs,
     certified,
     settled,
 ):
-    """Fit every held-out problem from the full solution; fills the four output arrays.
+    """Fit every held-out problem; fills pred, epochs, certified, settled and the fold store.
+
+    Fold p starts from the better (smaller duality gap) of two feasible points: the
+    full solution with p's multipliers removed, and its own solution at the previous
+    C scaled by ``scale_prev = C / C_prev`` (exactly feasible when C ascends;
+    ``scale_prev <= 0`` means there is none). Its solution is then stored back into
+    ``fold_alpha[p]``, ``fold_S[p]``, ``fold_ssum[p]`` for the next C.
 
     ``settled[p]`` is True when the fold was certified or converged to tol. A fold
     that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
-    ... down to ``tol_floor``, so only genuine near-ties stay uncertified.
+    ... down to ``tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
+    only near-ties stay uncertified; those keep the prediction of the tightest solve.
     """
     n = K.shape[0]
     n_classes = alpha_full.shape[1]
     for p in prange(n):
-        alpha = alpha_full.copy()
-        S = S_full.copy()
-        ssum = ssum_full.copy()
-        for j in range(n_classes):
-            a = alpha[p, j]
-            if a != 0.0:
-                _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
-                alpha[p, j] = 0.0
         n_var = 0
         for v in range(var_i.shape[0]):
             if var_i[v] != p:
@@ -102,16 +108,56 @@ def _fold_fits(
                 fi[k] = var_i[v]
                 fj[k] = var_j[v]
                 k += 1
+        fp = np.empty(n - 1, dtype=np.int64)
+        for q in range(n - 1):
+            fp[q] = q if q < p else q + 1
+
+        alpha = alpha_full.copy()
+        S = S_full.copy()
+        ssum = ssum_full.copy()
+        for j in range(n_classes):
+            a = alpha[p, j]
+            if a != 0.0:
+                _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
+                alpha[p, j] = 0.0
+        if scale_prev > 0.0:
+            gap_full = _core.optimality(fi, fj, alpha, cols, vals, c, C, S, ssum)[1]
+            prev_alpha = fold_alpha[p] * scale_prev
+            prev_S = fold_S[p] * scale_prev
+            prev_ssum = fold_ssum[p] * scale_prev
+            gap_prev = _core.optimality(fi, fj, prev_alpha, cols, vals, c, C, prev_S, prev_ssum)[1]
+            if gap_prev < gap_full:
+                alpha = prev_alpha
+                S = prev_S
+                ssum = prev_ssum
+
         state = _core.rng_state(seeds[p])
         scale = kappa * np.sqrt(K[p, p])
-        e, conv, _, cert = _core.cd_epochs(
-            K, fi, fj, cols, vals, c, C, alpha, S, ssum, tol, max_epochs, state, shrinking,
-            p, A, scale,
-        )
+        e, conv, _, cert = _core.block_epochs(
+            K, fp, fi, fj, cols, vals, c, C, alpha, S, ssum, var_mask, block_w, block_sigma,
+            tol, max_epochs, state, p, A, scale,
+        )  # fmt: skip
+        # Converged at tol but not certified: tighten, on a bounded budget, until the
+        # bound settles it (a genuine tie, e.g. duplicate points, never will).
+        budget = min(max_epochs - e, 10 * e + 100)
+        tight = tol * 0.01
+        while conv and not cert and tight >= tol_floor and budget > 0:
+            more, ok, _, cert = _core.block_epochs(
+                K, fp, fi, fj, cols, vals, c, C, alpha, S, ssum, var_mask, block_w,
+                block_sigma, tight, budget, state, p, A, scale,
+            )  # fmt: skip
+            e += more
+            budget -= more
+            if not ok:
+                break
+            tight *= 0.01
         pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
         epochs[p] = e
         certified[p] = cert
         settled[p] = cert or conv
+        fold_alpha[p] = alpha
+        fold_S[p] = S
+        fold_ssum[p] = ssum
 
 
 def _encode_labels(y: ArrayLike, n_classes: int | None) -> tuple[NDArray, NDArray[np.int64], int]:
@@ -224,6 +270,9 @@ def loo_grid(
         for gamma in gammas:
             K = kernels[gamma]
             alpha, C_prev = None, None
+            fold_alpha = np.zeros((n, n, n_classes))
+            fold_S = np.zeros((n, coding.n_columns, n))
+            fold_ssum = np.zeros((n, n))
             for C in Cs:
                 start = time.perf_counter()
                 if alpha is not None:
@@ -241,28 +290,12 @@ def loo_grid(
                 certified = np.empty(n, dtype=np.bool_)
                 settled = np.empty(n, dtype=np.bool_)
                 _fold_fits(
-                    K,
-                    var_i,
-                    var_j,
-                    coding.cols,
-                    coding.vals,
-                    coding.mean_coef,
-                    C,
-                    state.alpha,
-                    state.S,
-                    state.ssum,
-                    A,
-                    formulation.score_diff_norm,
-                    tol,
-                    tol_floor,
-                    cap,
-                    fold_seeds,
-                    True,
-                    pred,
-                    epochs,
-                    certified,
-                    settled,
-                )
+                    K, var_i, var_j, coding.cols, coding.vals, coding.mean_coef, C, state.alpha,
+                    state.S, state.ssum, A, formulation.score_diff_norm, tol, tol_floor, cap,
+                    fold_seeds, coding.var_mask, coding.block_w, coding.block_sigma, fold_alpha,
+                    fold_S, fold_ssum, -1.0 if C_prev is None else C / C_prev, pred, epochs,
+                    certified, settled,
+                )  # fmt: skip
                 n_errors = int(np.count_nonzero(pred != y_idx))
                 n_capped = int(np.count_nonzero(~settled)) + (0 if full_conv else 1)
                 rows.append(

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isvm.data import load_npz
+from isvm.data import DataError, load_npz
 from isvm.loo import c_grid, loo_grid
 from isvm.methods import FORMULATIONS
 from isvm.seeding import derive_seed
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
             list(args.gammas), Cs, tol=args.tol, max_iter=args.max_iter,
             threads=args.threads, seed=args.seed,
         )  # fmt: skip
-    except (ValueError, OSError) as exc:
+    except (DataError, ValueError, OSError) as exc:
         print(f"isvm loo: error: {exc}", file=sys.stderr)
         return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)

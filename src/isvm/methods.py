@@ -19,7 +19,7 @@ decision matrix A, then ``f - c * sum(f)``.
 | isvm | all (i, j) | y_ij e_j | 1/L | K (I(j=j') - 1/L) y y' | eq. 4.12 (argmax = eq. 4.15) |
 | ova | all (i, j) | y_ij e_j | 0 | K I(j=j') y y' | f_j = sum_i alpha_ij y_ij K_i |
 | ww | j != y_i | e_(y_i) - e_j | 0 | K (I(y=y') - I(y=j') - I(j=y') + I(j=j')) | f_m = <w, Phi_m> |
-| ww_paper | j != y_i | (e_(y_i), e_j) in R^2L | 0 | K (I(y=y') + I(j=j')), as printed in appendix E | S[:L] - S[L:] |
+| ww_paper | j != y_i | (e_(y_i), e_j) in R^2L | 0 | K (I(y=y') + I(j=j')) | S[:L] - S[L:] |
 
 Weston-Watkins decision (derived): with w = sum_i sum_(j != y_i) alpha_ij (Phi_(y_i)(x_i) -
 Phi_j(x_i)), the class score is f_m(x) = <w, Phi_m(x)> = sum_i K(x_i, x) B_im with
@@ -54,6 +54,10 @@ class Coding:
     var_mask: NDArray[np.bool_]  # (N, L)
     n_columns: int  # D
     mean_coef: float  # c in M = I - c 11'
+    #: one point's block of Q is ``K_ii (I + block_sigma * w w')`` with ``w = block_w[i]``
+    #: over its variables; the solvers use it to update a point's multipliers together
+    block_w: NDArray[np.float64]  # (N, L)
+    block_sigma: float
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,9 @@ def _one_column(y: NDArray[np.int64], n_classes: int, mean_coef: float) -> Codin
     vals = np.zeros((n, n_classes, 2))
     cols[:, :, 0] = np.arange(n_classes)[None, :]
     vals[:, :, 0] = _signs(y, n_classes)
-    return Coding(cols, vals, np.ones((n, n_classes), dtype=bool), n_classes, mean_coef)
+    mask = np.ones((n, n_classes), dtype=bool)
+    # <y_ij e_j, (I - c 11') y_ij' e_j'> = I(j=j') - c y_ij y_ij'
+    return Coding(cols, vals, mask, n_classes, mean_coef, vals[:, :, 0].copy(), -mean_coef)
 
 
 def _encode_isvm(y: NDArray[np.int64], n_classes: int) -> Coding:
@@ -98,6 +104,10 @@ def _encode_ova(y: NDArray[np.int64], n_classes: int) -> Coding:
 
 
 def _encode_pair(y: NDArray[np.int64], n_classes: int, second_offset: int, second_sign: float):
+    """Weston-Watkins style codings: u_ij = e_(y_i) + second_sign * e_(offset + j), j != y_i.
+
+    Any two variables of one point share the column y_i, so their block is I + 11'.
+    """
     n = y.shape[0]
     cols = np.empty((n, n_classes, 2), dtype=np.int64)
     vals = np.empty((n, n_classes, 2))
@@ -114,12 +124,12 @@ def _encode_pair(y: NDArray[np.int64], n_classes: int, second_offset: int, secon
 
 def _encode_ww(y: NDArray[np.int64], n_classes: int) -> Coding:
     cols, vals, mask = _encode_pair(y, n_classes, 0, -1.0)
-    return Coding(cols, vals, mask, n_classes, 0.0)
+    return Coding(cols, vals, mask, n_classes, 0.0, mask.astype(np.float64), 1.0)
 
 
 def _encode_ww_paper(y: NDArray[np.int64], n_classes: int) -> Coding:
     cols, vals, mask = _encode_pair(y, n_classes, n_classes, 1.0)
-    return Coding(cols, vals, mask, 2 * n_classes, 0.0)
+    return Coding(cols, vals, mask, 2 * n_classes, 0.0, mask.astype(np.float64), 1.0)
 
 
 def _identity(n_classes: int) -> NDArray[np.float64]:

@@ -97,16 +97,22 @@ def run_solver(
     max_iter: int | None = None,
     seed: int = 0,
     shrinking: bool = True,
+    block: bool = True,
     eta: float = 1.0,
     criterion: str = "max",
-    kkt_T: float = 1e-3,
+    kkt_T: float | None = None,
     kkt_eps: float = 1e-6,
 ) -> tuple[int, bool, float]:
     """Run one solver in place on ``state`` over the listed variables.
 
+    For cd, ``block=True`` (the default) updates all multipliers of one point
+    together, exactly (:func:`_core.block_epochs`); ``block=False`` is the plain
+    single-coordinate descent with shrinking (:func:`_core.cd_epochs`).
+
     ``criterion`` applies to smo/sgd: ``"mean"`` is the paper's rule (mean KKT
-    distance with resolution ``kkt_T`` below ``tol``), ``"max"`` stops on the
-    maximum violation. cd always stops on the maximum violation.
+    distance with resolution ``kkt_T`` below ``tol``; ``kkt_T`` defaults to ``tol``,
+    as the paper sets theta = T), ``"max"`` stops on the maximum violation. cd
+    always stops on the maximum violation.
     """
     coding, c = state.coding, state.coding.mean_coef
     rng = _core.rng_state(np.uint64(seed))
@@ -114,9 +120,16 @@ def run_solver(
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
         no_point = np.zeros((1, 1))
-        epochs, converged, viol, _ = _core.cd_epochs(
-            *args, state.S, state.ssum, tol, cap, rng, shrinking, -1, no_point, 0.0
-        )
+        if block:
+            epochs, converged, viol, _ = _core.block_epochs(
+                state.K, np.unique(var_i), var_i, var_j, coding.cols, coding.vals, c, float(C),
+                state.alpha, state.S, state.ssum, coding.var_mask, coding.block_w,
+                coding.block_sigma, tol, cap, rng, -1, no_point, 0.0,
+            )  # fmt: skip
+        else:
+            epochs, converged, viol, _ = _core.cd_epochs(
+                *args, state.S, state.ssum, tol, cap, rng, shrinking, -1, no_point, 0.0
+            )
         return epochs, converged, viol
     if solver in ("smo", "sgd"):
         if criterion not in ("mean", "max"):
@@ -128,7 +141,7 @@ def run_solver(
             state.S,
             state.ssum,
             step,
-            kkt_T,
+            tol if kkt_T is None else kkt_T,
             kkt_eps,
             tol,
             criterion == "mean",
@@ -152,6 +165,7 @@ def solve(
     seed: int = 0,
     alpha0: ArrayLike | None = None,
     shrinking: bool = True,
+    block: bool = True,
     eta: float = 0.8,
     criterion: str | None = None,
 ) -> SolverResult:
@@ -190,6 +204,7 @@ def solve(
         max_iter=max_iter,
         seed=seed,
         shrinking=shrinking,
+        block=block,
         eta=eta,
         criterion=criterion or "mean",
     )

@@ -1,0 +1,238 @@
+"""The exact LOO engine against refitting every held-out problem from zero."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isvm.data import load_dataset, save_npz
+from isvm.kernels import rbf_kernel
+from isvm.loo import COLUMNS, c_grid, loo_grid, loo_refit
+from isvm.loo_cli import RECORD_COLUMNS, run_chunk
+from isvm.methods import coefficient_matrix, dual_matrix, get_formulation
+from isvm.seeding import rng
+
+METHODS = ["isvm", "ova", "ww", "ww_paper"]
+NEAR_TIE = 1e-6
+
+
+def _random_problem(seed: int, n: int, n_classes: int, n_features: int = 4):
+    gen = np.random.default_rng(seed)
+    centres = gen.random((n_classes, n_features))
+    y = np.arange(n) % n_classes
+    X = np.clip(centres[y] + 0.25 * gen.standard_normal((n, n_features)), 0, 1)
+    return X, y
+
+
+def _qp_refit(X, y, method, gammas, Cs):
+    """Reference LOO: every held-out problem solved from scratch by an interior-point QP.
+
+    Returns predictions and the top-two class-score gap of each, shape (n_grid, N).
+    """
+    from qpsolvers import solve_qp
+
+    formulation = get_formulation(method)
+    classes, y = np.unique(y, return_inverse=True)  # the classes present, as loo_grid does
+    n, n_classes = len(y), len(classes)
+    A = formulation.decision_matrix(n_classes)
+    preds, gaps = [], []
+    for gamma in gammas:
+        K = rbf_kernel(X, gamma=gamma)
+        for C in Cs:
+            pred, gap = np.empty(n, dtype=int), np.empty(n)
+            for p in range(n):
+                keep = np.arange(n) != p
+                coding = formulation.encode(y[keep], n_classes)
+                Q = dual_matrix(K[np.ix_(keep, keep)], coding)
+                mask = coding.var_mask.ravel()
+                Qv = Q[np.ix_(mask, mask)]
+                x = solve_qp(
+                    0.5 * (Qv + Qv.T), -np.ones(mask.sum()), lb=np.zeros(mask.sum()),
+                    ub=np.full(mask.sum(), C), solver="clarabel", tol_gap_abs=1e-12,
+                    tol_gap_rel=1e-12, tol_feas=1e-12,
+                )  # fmt: skip
+                alpha = np.zeros(mask.size)
+                alpha[mask] = np.clip(x, 0, C)
+                scores = K[p, keep] @ coefficient_matrix(alpha.reshape(-1, n_classes), coding) @ A
+                top = np.sort(scores)[::-1]
+                pred[p], gap[p] = int(np.argmax(scores)), top[0] - top[1]
+            preds.append(classes[pred])
+            gaps.append(gap)
+    return np.array(preds), np.array(gaps)
+
+
+def _compare(X, y, method, gammas, Cs):
+    """Disagreements between loo_grid and the QP reference, and how many are near-ties."""
+    frame, pred = loo_grid(X, y, method, gammas, Cs, return_predictions=True)
+    ref, gap = _qp_refit(X, y, method, gammas, Cs)
+    differ = pred != ref
+    near_tie = differ & (gap < NEAR_TIE)
+    return frame, int(differ.sum()), int(near_tie.sum())
+
+
+def test_refit_baseline_agrees_with_engine():
+    """isvm.loo.loo_refit (the benchmarks' baseline) gives the engine's predictions."""
+    X, y = _random_problem(11, 24, 3)
+    _, pred = loo_grid(X, y, "ova", [5.0], [0.6, 5.0], return_predictions=True)
+    frame, ref, gap = loo_refit(X, y, "ova", [5.0], [0.6, 5.0], tol=1e-8)
+    assert ((pred != ref) <= (gap < NEAR_TIE)).all()
+    assert frame["n_errors"].tolist() == (ref != y).sum(axis=1).tolist()
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(3))
+def test_loo_matches_refitting_random(method, seed):
+    n_classes = (3, 2, 5)[seed]
+    X, y = _random_problem(seed, n=24 + 6 * seed, n_classes=n_classes)
+    frame, differ, near_tie = _compare(X, y, method, [5.0, 10.0], [0.1, 1.0, 7.5, 40.0])
+    print(f"{method} seed {seed}: {differ} disagreements, {near_tie} at near-ties")
+    assert differ == near_tie, f"{differ - near_tie} disagreements away from a near-tie"
+    assert frame["converged"].all()
+
+
+@pytest.mark.parametrize("name", ["wine", "iris", "ecoli"])
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_loo_matches_refitting_real(name, method):
+    data = load_dataset(name, source="bundled")
+    idx = rng(7, "test-loo", name).choice(data.y.shape[0], 40, replace=False)
+    frame, differ, near_tie = _compare(data.X[idx], data.y[idx], method, [5.0], [0.6, 10.1, 49.6])
+    print(f"{name} {method}: {differ} disagreements, {near_tie} at near-ties")
+    assert differ == near_tie
+    assert frame["converged"].all()
+
+
+def test_accuracy_and_errors_consistent():
+    X, y = _random_problem(3, 30, 3)
+    frame, pred = loo_grid(X, y, "isvm", [5.0], [0.5, 2.0], return_predictions=True)
+    assert list(frame.columns) == COLUMNS
+    assert pred.shape == (2, 30)
+    errors = (pred != y[None, :]).sum(axis=1)
+    assert frame["n_errors"].tolist() == errors.tolist()
+    assert np.allclose(frame["loo_accuracy"], 1 - errors / 30)
+    assert (frame["n_support"] <= 30).all()
+
+
+def test_labels_of_any_type_come_back():
+    X, y = _random_problem(4, 24, 3)
+    names = np.array(["cat", "dog", "eel"])[y]
+    _, pred = loo_grid(X, names, "ova", [5.0], [1.0], return_predictions=True)
+    assert set(pred.ravel()) <= set(names)
+
+
+def test_threads_do_not_change_results():
+    X, y = _random_problem(5, 40, 4)
+    grid = ([5.0, 10.0], [0.1, 2.6, 20.1])
+    one = loo_grid(X, y, "isvm", *grid, threads=1, seed=3)
+    two = loo_grid(X, y, "isvm", *grid, threads=2, seed=3)
+    again = loo_grid(X, y, "isvm", *grid, threads=1, seed=3)
+    cols = [c for c in COLUMNS if c != "seconds"]
+    pd.testing.assert_frame_equal(one[cols], two[cols])
+    pd.testing.assert_frame_equal(one[cols], again[cols])
+
+
+def test_iteration_cap_is_recorded():
+    X, y = _random_problem(6, 30, 3)
+    frame = loo_grid(X, y, "isvm", [5.0], [40.0], max_iter=1)
+    assert not frame["converged"].iloc[0]
+    assert frame["n_capped"].iloc[0] > 0
+
+
+def test_kernel_cache_is_filled_and_reused():
+    X, y = _random_problem(7, 20, 2)
+    cache: dict = {}
+    first = loo_grid(X, y, "ova", [5.0, 10.0], [1.0], kernel_cache=cache)
+    assert sorted(cache) == [5.0, 10.0]
+    cache[5.0] = cache[5.0].copy()
+    again = loo_grid(np.full_like(X, np.nan), y, "ova", [5.0, 10.0], [1.0], kernel_cache=cache)
+    assert first["n_errors"].tolist() == again["n_errors"].tolist()
+
+
+def test_paper_grid():
+    Cs = c_grid(0.1, 50, 0.5)
+    assert len(Cs) == 100
+    assert Cs[0] == 0.1 and Cs[-1] == 49.6
+    assert np.all(np.diff(Cs) > 0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"y": np.zeros(10, dtype=int)}, "at least 2 classes"),
+        ({"Cs": [0.0, 1.0]}, "must be > 0"),
+        ({"Cs": [1.0, 1.0]}, "repeated"),
+        ({"gammas": []}, "at least one gamma"),
+        ({"solver": "smo"}, "runs the cd solver"),
+        ({"threads": 0}, "threads must be"),
+        ({"X": np.full((10, 2), np.nan)}, "NaN"),
+        ({"y": np.arange(11) % 2}, "different numbers"),
+    ],
+)
+def test_clear_errors(kwargs, message):
+    args = {"X": np.random.default_rng(0).random((10, 2)), "y": np.arange(10) % 2}
+    args.update({"gammas": [5.0], "Cs": [1.0]})
+    args.update(kwargs)
+    X, y, gammas, Cs = args.pop("X"), args.pop("y"), args.pop("gammas"), args.pop("Cs")
+    with pytest.raises(ValueError, match=message):
+        loo_grid(X, y, "isvm", gammas, Cs, **args)
+
+
+def test_c_grid_rejects_bad_ranges():
+    with pytest.raises(ValueError, match="start < stop"):
+        c_grid(1.0, 0.5, 0.1)
+
+
+@pytest.fixture(scope="module")
+def wine_npz(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "wine.npz"
+    save_npz(load_dataset("wine", source="bundled"), path)
+    return path
+
+
+def test_chunks_do_not_change_numbers(wine_npz, tmp_path):
+    data = load_dataset("wine", source="bundled")
+    idx = np.stack([rng(0, "sub", r).choice(178, 25, replace=False) for r in range(3)])
+    np.save(tmp_path / "sub.npy", idx)
+    grid = dict(gammas=[5.0], Cs=np.array([0.6, 5.1]), tol=1e-3, max_iter=None, threads=1, seed=1)
+    whole = run_chunk(wine_npz, tmp_path / "sub.npy", "isvm", 0, 3, **grid)
+    parts = pd.concat(
+        [run_chunk(wine_npz, tmp_path / "sub.npy", "isvm", k, 1, **grid) for k in range(3)],
+        ignore_index=True,
+    )
+    assert list(whole.columns) == RECORD_COLUMNS
+    assert len(whole) == 3 * 2 and set(whole["subsample"]) == {0, 1, 2}
+    cols = [c for c in RECORD_COLUMNS if c != "seconds"]
+    pd.testing.assert_frame_equal(whole[cols], parts[cols])
+    assert (whole["dataset"] == data.name).all()
+
+
+def test_chunk_errors(wine_npz, tmp_path):
+    one_class = np.zeros((1, 20), dtype=np.int64)  # wine rows are sorted by class
+    np.save(tmp_path / "one.npy", one_class)
+    grid = dict(gammas=[5.0], Cs=np.array([1.0]), tol=1e-3, max_iter=None, threads=1, seed=0)
+    with pytest.raises(ValueError, match="single class"):
+        run_chunk(wine_npz, tmp_path / "one.npy", "ova", 0, 1, **grid)
+    with pytest.raises(ValueError, match="chunk 5"):
+        run_chunk(wine_npz, tmp_path / "one.npy", "ova", 5, 1, **grid)
+
+
+def test_cli_writes_records(wine_npz, tmp_path):
+    from isvm.cli import main
+
+    idx = np.stack([rng(1, "cli", r).choice(178, 20, replace=False) for r in range(2)])
+    np.save(tmp_path / "sub.npy", idx)
+    out = tmp_path / "loo" / "0.parquet"
+    code = main(
+        ["loo", "--data", str(wine_npz), "--subsamples", str(tmp_path / "sub.npy"),
+         "--method", "ww", "--chunk", "1", "--reps-per-job", "1", "--gammas", "5",
+         "--C-start", "0.1", "--C-stop", "1.5", "--C-step", "0.7", "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    records = pd.read_parquet(out)
+    assert len(records) == 2 and records["subsample"].unique().tolist() == [1]
+    bad = main(
+        ["loo", "--data", str(tmp_path / "missing.npz"), "--subsamples", str(tmp_path / "sub.npy"),
+         "--method", "ww", "--gammas", "5", "--C-start", "0.1", "--C-stop", "1", "--C-step",
+         "0.5", "--out", str(out)]
+    )  # fmt: skip
+    assert bad == 2
