@@ -73,6 +73,9 @@ def main() -> None:
     for name in args.datasets:
         data = load_dataset(name, source="bundled")
         for n in args.sizes:
+            if n >= data.y.shape[0]:
+                print(f"| {name} | {n} | skipped: the data set has {data.y.shape[0]} rows |")
+                continue
             idx = rng(0, "benchmark", name, n).choice(data.y.shape[0], n, replace=False)
             X, y = data.X[idx], data.y[idx]
             L = np.unique(y).shape[0]

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per available command."""
     parser = argparse.ArgumentParser(prog="isvm", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text) in COMMANDS.items():
+    for name, (_module, help_text) in COMMANDS.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
 

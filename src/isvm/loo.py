@@ -50,6 +50,74 @@ COLUMNS = [
 ]  # fmt: skip
 
 
+@njit(cache=True)
+def _fold_solve(
+    K,
+    points,
+    var_i,
+    var_j,
+    cols,
+    vals,
+    c,
+    C,
+    alpha,
+    S,
+    ssum,
+    var_mask,
+    block_w,
+    block_sigma,
+    tol,
+    max_epochs,
+    state,
+    cert_point,
+    A,
+    scale,
+):
+    """One held-out solve: block updates where a point's multipliers are coupled."""
+    if block_sigma != 0.0:
+        return _core.block_epochs(
+            K,
+            points,
+            var_i,
+            var_j,
+            cols,
+            vals,
+            c,
+            C,
+            alpha,
+            S,
+            ssum,
+            var_mask,
+            block_w,
+            block_sigma,
+            tol,
+            max_epochs,
+            state,
+            cert_point,
+            A,
+            scale,
+        )
+    return _core.cd_epochs(
+        K,
+        var_i,
+        var_j,
+        cols,
+        vals,
+        c,
+        C,
+        alpha,
+        S,
+        ssum,
+        tol,
+        max_epochs,
+        state,
+        True,
+        cert_point,
+        A,
+        scale,
+    )
+
+
 @njit(cache=True, parallel=True)
 def _fold_fits(
     K,
@@ -133,7 +201,7 @@ def _fold_fits(
 
         state = _core.rng_state(seeds[p])
         scale = kappa * np.sqrt(K[p, p])
-        e, conv, _, cert = _core.block_epochs(
+        e, conv, _, cert = _fold_solve(
             K, fp, fi, fj, cols, vals, c, C, alpha, S, ssum, var_mask, block_w, block_sigma,
             tol, max_epochs, state, p, A, scale,
         )  # fmt: skip
@@ -142,7 +210,7 @@ def _fold_fits(
         budget = min(max_epochs - e, 10 * e + 100)
         tight = tol * 0.01
         while conv and not cert and tight >= tol_floor and budget > 0:
-            more, ok, _, cert = _core.block_epochs(
+            more, ok, _, cert = _fold_solve(
                 K, fp, fi, fj, cols, vals, c, C, alpha, S, ssum, var_mask, block_w,
                 block_sigma, tight, budget, state, p, A, scale,
             )  # fmt: skip

@@ -106,8 +106,9 @@ def run_solver(
     """Run one solver in place on ``state`` over the listed variables.
 
     For cd, ``block=True`` (the default) updates all multipliers of one point
-    together, exactly (:func:`_core.block_epochs`); ``block=False`` is the plain
-    single-coordinate descent with shrinking (:func:`_core.cd_epochs`).
+    together, exactly (:func:`_core.block_epochs`), wherever they are coupled
+    (``block_sigma != 0``: ISVM, Weston-Watkins); uncoupled ones (1-vs-all) and
+    ``block=False`` use single coordinates with shrinking (:func:`_core.cd_epochs`).
 
     ``criterion`` applies to smo/sgd: ``"mean"`` is the paper's rule (mean KKT
     distance with resolution ``kkt_T`` below ``tol``; ``kkt_T`` defaults to ``tol``,
@@ -120,7 +121,7 @@ def run_solver(
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
         no_point = np.zeros((1, 1))
-        if block:
+        if block and coding.block_sigma != 0.0:
             epochs, converged, viol, _ = _core.block_epochs(
                 state.K, np.unique(var_i), var_i, var_j, coding.cols, coding.vals, c, float(C),
                 state.alpha, state.S, state.ssum, coding.var_mask, coding.block_w,

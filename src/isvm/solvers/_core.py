@@ -376,7 +376,6 @@ def stochastic_steps(
     return step, stopped, viol
 
 
-
 # ---------------------------------------------------------------- exact per-point block updates
 
 
@@ -444,8 +443,26 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
 
 @njit(cache=True)
 def block_epochs(
-    K, points, var_i, var_j, cols, vals, c, C, alpha, S, ssum, var_mask, block_w, block_sigma,
-    tol, max_epochs, state, cert_point, A, cert_scale,
+    K,
+    points,
+    var_i,
+    var_j,
+    cols,
+    vals,
+    c,
+    C,
+    alpha,
+    S,
+    ssum,
+    var_mask,
+    block_w,
+    block_sigma,
+    tol,
+    max_epochs,
+    state,
+    cert_point,
+    A,
+    cert_scale,
 ):
     """Block coordinate descent: each step solves one point's multipliers exactly.
 
