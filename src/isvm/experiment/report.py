@@ -38,7 +38,8 @@ def write_table(
     stem.parent.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = stem.with_suffix(".csv"), stem.with_suffix(".md")
     df.to_csv(csv_path, index=False, float_format=float_format, lineterminator="\n")
-    body = df.to_markdown(index=False, floatfmt=float_format.lstrip("%"))
+    # object dtype keeps integer columns integers (an all-numeric frame would be upcast)
+    body = df.astype(object).to_markdown(index=False, floatfmt=float_format.lstrip("%"))
     parts = [f"# {title}", "", "Settings:", "", format_settings(settings), ""]
     if notes:
         parts += [notes.strip(), ""]

@@ -1,0 +1,44 @@
+"""Re-run of Huerta et al. (2012), "Inhibition in Multiclass Classification", section 9.
+
+data -> subsamples -> LOO grid -> tables -> figures (-> snakemake --report).
+Rules live in workflow/rules/*.smk and call the package's CLI (python -m isvm);
+the logic lives in src/isvm. See README.md and docs/workflow.md.
+
+    snakemake --workflow-profile workflow/profiles/default               # config/config.yaml
+    snakemake --cores 2 --configfile config/smoke.yaml                   # a few minutes
+    snakemake --workflow-profile workflow/profiles/slurm --configfile config/paper.yaml
+    snakemake --report results/report.html                               # after a run
+"""
+
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+# A --configfile replaces config/config.yaml instead of being merged into it, so
+# that e.g. the smoke config's `sizes` is not mixed with the default's.
+if not workflow.overwrite_configfiles:
+
+    configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
+
+
+validate(config, "config/schema.yaml")
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/loo.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/consistency.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        ALL_TARGETS,

@@ -1,0 +1,371 @@
+"""The Snakemake workflow: lint, dry-runs, config validation, the smoke run end to end,
+byte-identical tables, the report, and an interrupted run that resumes.
+
+The smoke run (config/smoke.yaml, about 2 minutes on 2 cores) is done once per
+test session and shared, also between pytest-xdist workers (a file lock guards
+it). Tests that run snakemake are marked ``workflow``; ``-m "not workflow"``
+skips them. The first tests of the module check the ``isvm tables`` code on
+synthetic records without snakemake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import fcntl
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isvm.experiment import tables
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEFILE = ROOT / "Snakefile"
+SMOKE = ROOT / "config" / "smoke.yaml"
+PAPER = ROOT / "config" / "paper.yaml"
+
+#: Files of results/tables that the smoke config must produce.
+TABLE_FILES = sorted(
+    f"{stem}.{ext}"
+    for stem in (
+        "table2", "table3", "table3_long", "table3_vs_paper", "table4", "table4_long",
+        "table4_vs_paper", "loo_diagnostics", "table5",
+    )
+    for ext in ("csv", "md")
+)  # fmt: skip
+
+
+# ------------------------------------------------------------ isvm tables (unit)
+
+
+def synthetic_records(seed: int = 0) -> pd.DataFrame:
+    gen = np.random.default_rng(seed)
+    rows = []
+    for ds, ns, method, sub, gamma, C in itertools.product(
+        ("iris", "wine"), (50, 100), ("isvm", "ova", "ww"), range(3), (5.0, 10.0), (0.1, 0.6)
+    ):
+        acc = float(np.clip(0.9 - 0.02 * C + 0.02 * gen.standard_normal(), 0, 1))
+        rows.append(
+            {"dataset": ds, "Ns": ns, "method": method, "subsample": sub, "gamma": gamma,
+             "C": C, "loo_accuracy": round(acc * ns) / ns, "n_errors": 0, "n_support": 10,
+             "iterations": 5, "converged": True, "n_uncertified": 0, "n_capped": 0,
+             "seconds": gen.random()}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _write_all(records: pd.DataFrame, out: Path) -> dict[str, bytes]:
+    settings = {"config": "synthetic", "n_subsamples": 3}
+    tables.write_study_tables(records, out / "tables", settings=settings)
+    tables.write_timing(records, out / "timing", settings=settings)
+    return {p.name: p.read_bytes() for p in sorted((out / "tables").iterdir())}
+
+
+def test_tables_do_not_depend_on_seconds_or_row_order(tmp_path):
+    recs = synthetic_records()
+    first = _write_all(recs, tmp_path / "a")
+    shuffled = recs.sample(frac=1.0, random_state=1).assign(seconds=lambda d: d["seconds"] * 7)
+    second = _write_all(shuffled, tmp_path / "b")
+    assert first == second
+    assert {"table3.csv", "table4.csv", "table3_vs_paper.md", "loo_diagnostics.csv"} <= set(first)
+    assert not any("time" in name for name in first)  # timing lives elsewhere
+    assert (tmp_path / "a" / "timing" / "training_time.csv").exists()
+
+
+def test_tables_state_their_settings(tmp_path):
+    _write_all(synthetic_records(), tmp_path)
+    for name in ("table3.md", "table4.md", "loo_diagnostics.md"):
+        text = (tmp_path / "tables" / name).read_text()
+        assert "- config: synthetic" in text and "- n_subsamples: 3" in text, name
+        assert "cells in this run: iris (Ns 50, 100); wine (Ns 50, 100)" in text, name
+    t4 = pd.read_csv(tmp_path / "tables" / "table4.csv")
+    assert list(t4["n_datasets"]) == [2, 2]
+
+
+def test_tables_cli_errors_are_one_line(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    tables.add_arguments(parser)
+    args = parser.parse_args(["--records", str(tmp_path / "missing.parquet"), "--setting", "x"])
+    assert tables.run(args) == 2
+    assert capsys.readouterr().err.startswith("isvm tables: error:")
+
+
+# ------------------------------------------------------------------ snakemake
+
+
+def snakemake(*args: object, cwd: Path | None = None, timeout: float = 900):
+    """Run snakemake on the project's Snakefile; returns the CompletedProcess."""
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), *map(str, args)]
+    return subprocess.run(
+        cmd, cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout, env=_env()
+    )
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def _tail(proc, n: int = 60) -> str:
+    return "\n".join((proc.stdout + proc.stderr).splitlines()[-n:])
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _shared_dir(tmp_path_factory) -> Path:
+    """A directory shared by the xdist workers of this session (not across sessions)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """The smoke config run end to end once, in its own directory; returns that directory."""
+    shared = _shared_dir(tmp_path_factory)
+    workdir = shared / "smoke_reference"
+    with _file_lock(shared / "smoke_reference.lock"):
+        status = shared / "smoke_reference.status"
+        if not status.exists():
+            workdir.mkdir(exist_ok=True)
+            start = time.perf_counter()
+            proc = snakemake("--directory", workdir, "--cores", 2, "--configfile", SMOKE)
+            (workdir / "snakemake.log").write_text(proc.stdout + proc.stderr)
+            status.write_text(
+                f"ok {time.perf_counter() - start:.1f}" if proc.returncode == 0 else _tail(proc)
+            )
+    text = status.read_text()
+    if not text.startswith("ok"):
+        pytest.fail(f"the smoke run failed:\n{text}")
+    return workdir
+
+
+@pytest.mark.workflow
+def test_lint_is_clean():
+    proc = snakemake("--lint", timeout=300)
+    assert proc.returncode == 0, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_snakefmt_is_clean():
+    files = [SNAKEFILE, *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    snakefmt = Path(sys.executable).parent / "snakefmt"
+    if not snakefmt.exists():
+        pytest.skip("snakefmt is not installed next to this interpreter")
+    proc = subprocess.run(
+        [str(snakefmt), "--check", *map(str, files)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(
+    ("config", "loo_jobs"), [(PAPER, 51 * 3 * 10), (ROOT / "config" / "config.yaml", 42 * 3 * 2)]
+)
+def test_dry_run(config, loo_jobs, tmp_path):
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", config, "--quiet", "rules")
+    assert proc.returncode == 0, _tail(proc)
+    counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
+    assert counts.get("loo") == str(loo_jobs), proc.stdout
+
+
+@pytest.mark.workflow
+def test_default_config_is_used_without_configfile(tmp_path):
+    proc = snakemake("-n", "--directory", tmp_path, "--quiet", "rules")
+    assert proc.returncode == 0, _tail(proc)
+    assert "fetch_data" in proc.stdout and " 14" in proc.stdout
+
+
+def _variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = SMOKE.read_text()
+    assert old in text, old
+    path = tmp_path / "variant.yaml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("n_subsamples: 2", "n_subsample: 2", "'n_subsample' was unexpected"),
+        ("  source: bundled", "  sourse: bundled", "'sourse' was unexpected"),
+        ("pooling: pooled", "pooling: pool", "'pool' is not one of"),
+        ("n_subsamples: 2", "n_subsamples: 0", "['n_subsamples']"),
+        ("datasets: [iris, wine, glass]", "datasets: [iris, wine, glas]", "'glas' is not one of"),
+        ("default: [30, 50]", "default: [30, 160]", "config key 'sizes.default': Ns 160 is "
+         "larger than data set 'iris' (150 rows)"),
+        ("default: [30, 50]", "default: [30, 50]\n  yeast: [50]", "config key 'sizes.yeast': "
+         "'yeast' is not in datasets"),
+        ("{start: 0.1, stop: 2.0,", "{start: 3.0, stop: 2.0,", "config key 'grid.C': start"),
+    ],
+)  # fmt: skip
+def test_bad_config_stops_with_a_message_naming_it(tmp_path, old, new, message):
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", _variant(tmp_path, old, new))
+    assert proc.returncode != 0
+    assert message in proc.stdout + proc.stderr, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_defaults_are_filled(tmp_path):
+    minimal = tmp_path / "minimal.yaml"
+    minimal.write_text(
+        "datasets: [iris]\nsizes: {default: [30]}\n"
+        "grid: {gammas: [5], C: {start: 0.1, stop: 1.0, step: 0.5}}\n"
+    )
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", minimal, "-p")
+    assert proc.returncode == 0, _tail(proc)
+    out = proc.stdout
+    assert "--n-subsamples 10 --seed 2012" in out  # schema defaults
+    assert "--source bundled --scaling minmax" in out
+    assert "--draws 100000" in out
+
+
+@pytest.mark.workflow
+def test_smoke_run_produces_every_table_and_figure(smoke_run):
+    got = sorted(p.name for p in (smoke_run / "results" / "tables").iterdir())
+    assert got == TABLE_FILES
+    timing = smoke_run / "results" / "timing"
+    assert sorted(p.name for p in timing.iterdir()) == ["training_time.csv", "training_time.md"]
+    figs = {p.name for p in (smoke_run / "results" / "figures").iterdir()}
+    for stem in ("loo_curves_iris", "loo_curves_wine", "loo_curves_glass", "near_best",
+                 "table3_differences", "table3_vs_paper", "consistency"):  # fmt: skip
+        assert {f"{stem}.png", f"{stem}.pdf"} <= figs, stem
+    # every table states the settings that produced it
+    for name in TABLE_FILES:
+        if name.endswith(".md") and name != "table5.md":
+            text = (smoke_run / "results" / "tables" / name).read_text()
+            assert "- n_subsamples: 2" in text and "- seed: 2012" in text, name
+            assert "- grid: gamma 5, 10 x C 0.1 to 1.5 step 0.7 (3 values)" in text, name
+    # Table 3 has the smoke cells and, for Ns = 50, the paper's cells beside ours
+    t3 = pd.read_csv(smoke_run / "results" / "tables" / "table3.csv")
+    assert sorted(zip(t3["dataset"], t3["Ns"], strict=True)) == [
+        ("Glass", 30), ("Glass", 50), ("Iris", 30), ("Iris", 50), ("Wine", 30), ("Wine", 50)
+    ]  # fmt: skip
+    comp = pd.read_csv(smoke_run / "results" / "tables" / "table3_vs_paper.csv")
+    both = comp[comp["present"] == "both"]
+    assert set(both["Ns"]) == {50} and len(both) == 3 * 9
+    t4 = pd.read_csv(smoke_run / "results" / "tables" / "table4.csv")
+    assert list(t4["Ns"]) == [30, 50] and list(t4["n_datasets"]) == [3, 3]
+
+
+@pytest.mark.workflow
+def test_nothing_to_do_after_the_smoke_run(smoke_run):
+    proc = snakemake("-n", "--directory", smoke_run, "--configfile", SMOKE)
+    assert proc.returncode == 0, _tail(proc)
+    assert "Nothing to be done" in proc.stdout + proc.stderr, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_report(smoke_run, tmp_path):
+    report = tmp_path / "report.html"
+    proc = snakemake("--directory", smoke_run, "--configfile", SMOKE, "--report", report)
+    assert proc.returncode == 0, _tail(proc)
+    html = report.read_text(errors="replace")
+    assert len(html) > 100_000 and "table3_differences.png" in html
+
+
+def _incomplete_marked(workdir: Path, rel: str) -> bool:
+    """Whether snakemake marked output ``rel`` incomplete (.snakemake/incomplete)."""
+    name = base64.urlsafe_b64encode(rel.encode()).decode()
+    return (workdir / ".snakemake" / "incomplete" / name).exists()
+
+
+@pytest.mark.workflow
+def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
+    """Kill a smoke run (SIGINT to its process group) once some LOO outputs exist, then
+    resume: completed outputs keep their mtimes and the tables equal the reference run's."""
+    workdir = tmp_path / "interrupted"
+    workdir.mkdir()
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
+           "--cores", "1", "--configfile", str(SMOKE)]  # fmt: skip
+    log = (workdir.parent / "first.log").open("w")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=_env())  # fmt: skip
+    loo_dir = workdir / "results" / "loo"
+    deadline = time.monotonic() + 600
+    try:
+        while len(list(loo_dir.glob("*/*/*/*.parquet"))) < 3:
+            assert proc.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline, "no LOO output after 600 s"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+    assert proc.returncode != 0, "the run was not interrupted"
+    assert not (workdir / "results" / "tables" / "table3.csv").exists(), "interrupted too late"
+
+    before = {
+        p.relative_to(workdir).as_posix(): p.stat().st_mtime_ns
+        for sub in ("resources/datasets", "results/subsamples", "results/loo")
+        for p in (workdir / sub).rglob("*")
+        if p.is_file()
+    }
+    done_loo = [f for f in before if f.startswith("results/loo/") and f.endswith(".parquet")]
+    assert done_loo, "no completed LOO output to keep"
+
+    # outputs of jobs that were running when the run was killed are marked incomplete
+    kept = [f for f in before if not _incomplete_marked(workdir, f)]
+    proc2 = snakemake(
+        "--directory", workdir, "--cores", 2, "--configfile", SMOKE, "--rerun-incomplete"
+    )  # fmt: skip
+    assert proc2.returncode == 0, _tail(proc2)
+    changed = [f for f in kept if (workdir / f).stat().st_mtime_ns != before[f]]
+    assert not changed, f"completed outputs were recomputed: {changed}"
+    assert len(kept) >= len(before) - 1
+    n_loo = len(list(loo_dir.glob("*/*/*/*.parquet")))
+    assert n_loo == 18
+    ran = (proc2.stdout + proc2.stderr).count("rule loo:")
+    assert ran == n_loo - len([f for f in done_loo if f in kept]), _tail(proc2)
+
+    # the reference run is requested only now, so that both runs can proceed side by side
+    ref = request.getfixturevalue("smoke_run") / "results" / "tables"
+    for name in TABLE_FILES:
+        assert (workdir / "results" / "tables" / name).read_bytes() == (ref / name).read_bytes(), (
+            name
+        )
+
+
+@pytest.mark.workflow
+def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
+    """The smoke run's chunk of two subsamples equals two chunks of one subsample each."""
+    outs = []
+    for chunk in (0, 1):
+        out = tmp_path / f"{chunk}.parquet"
+        cmd = [
+            sys.executable, "-m", "isvm", "loo", "--data", "resources/datasets/iris.npz",
+            "--subsamples", "results/subsamples/iris/Ns30.npy", "--method", "isvm",
+            "--chunk", str(chunk), "--reps-per-job", "1", "--gammas", "5", "10",
+            "--C-start", "0.1", "--C-stop", "2.0", "--C-step", "0.7", "--tol", "0.001",
+            "--threads", "2", "--seed", "2012", "--out", str(out),
+        ]  # fmt: skip
+        proc = subprocess.run(cmd, cwd=smoke_run, capture_output=True, text=True, env=_env())
+        assert proc.returncode == 0, proc.stderr
+        outs.append(pd.read_parquet(out))
+    chunks = pd.concat(outs, ignore_index=True)
+    both = pd.read_parquet(smoke_run / "results" / "loo" / "iris" / "Ns30" / "isvm" / "0.parquet")
+    assert len(both) == 2 * 2 * 3
+    pd.testing.assert_frame_equal(
+        chunks.drop(columns="seconds"), both.drop(columns="seconds"), check_exact=True
+    )

@@ -1,0 +1,201 @@
+# Shared by every rule: cross-field config checks, the list of jobs, the settings
+# text that every table and figure states. Imports nothing from isvm (that would
+# compile numba on every snakemake start); the registry file is read on its own.
+
+import importlib.util
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+
+ROOT = Path(workflow.basedir)
+
+# Rules call `python -m isvm`. Put the interpreter that runs snakemake first on
+# PATH, so `.venv/bin/snakemake` works without activating the venv; with
+# `--sdm conda` the rule's environment (envs/isvm.yaml) is activated on top.
+os.environ.update(
+    PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+)
+# envs/isvm.yaml pip-installs the project from here (`-e ${ISVM_ROOT}`).
+os.environ.setdefault("ISVM_ROOT", str(ROOT))
+
+
+def _load_registry():
+    """isvm.data.registry.REGISTRY, loaded from its file (it imports only stdlib)."""
+    path = ROOT / "src" / "isvm" / "data" / "registry.py"
+    spec = importlib.util.spec_from_file_location("_isvm_registry", path)
+    registry = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = registry
+    spec.loader.exec_module(registry)
+    return registry.REGISTRY
+
+
+def config_error(key, message):
+    raise WorkflowError(f"config key '{key}': {message}")
+
+
+REGISTRY = _load_registry()
+DATASETS = list(config["datasets"])
+SIZES = config["sizes"]
+METHODS = list(config["methods"])
+
+
+def sizes_of(ds):
+    """The training-set sizes of data set ``ds``, ascending."""
+    return sorted(SIZES.get(ds, SIZES["default"]))
+
+
+def check_config():
+    """Rules the schema cannot express; each error names the key."""
+    for key in SIZES:
+        if key != "default" and key not in DATASETS:
+            config_error(
+                f"sizes.{key}",
+                f"'{key}' is not in datasets ({', '.join(DATASETS)}); "
+                "list it there or remove its sizes",
+            )
+    for ds in DATASETS:
+        n_rows = REGISTRY[ds].n_rows
+        key = f"sizes.{ds}" if ds in SIZES else "sizes.default"
+        too_big = [ns for ns in sizes_of(ds) if ns > n_rows]
+        if too_big:
+            hint = "" if ds in SIZES else f"; give {ds} its own list under sizes.{ds}"
+            config_error(
+                key,
+                f"Ns {', '.join(map(str, too_big))} is larger than data set '{ds}' "
+                f"({n_rows} rows){hint}",
+            )
+    C = config["grid"]["C"]
+    if not C["start"] < C["stop"]:
+        config_error("grid.C", f"start ({C['start']}) must be below stop ({C['stop']})")
+    for q in config["percentiles"]:
+        if not 0 < q <= 100:
+            config_error("percentiles", f"{q} is not in (0, 100]")
+
+
+check_config()
+
+
+def c_values():
+    """The C grid, as isvm.loo.c_grid computes it (start, start + step, ... < stop)."""
+    C = config["grid"]["C"]
+    count = int((C["stop"] - C["start"]) / C["step"] - 1e-9) + 1
+    return [round(C["start"] + C["step"] * i, 9) for i in range(count)]
+
+
+N_SUBSAMPLES = config["n_subsamples"]
+REPS = config["reps_per_job"]
+N_CHUNKS = -(-N_SUBSAMPLES // REPS)
+CELLS = [(ds, ns) for ds in DATASETS for ns in sizes_of(ds)]
+
+
+def loo_files(ds=None):
+    """Every LOO record file of the config (of one data set when ``ds`` is given)."""
+    return [
+        f"results/loo/{d}/Ns{ns}/{m}/{c}.parquet"
+        for d, ns in CELLS
+        if ds is None or d == ds
+        for m in METHODS
+        for c in range(N_CHUNKS)
+    ]
+
+
+def _fmt(x):
+    return f"{x:g}"
+
+
+def _config_names():
+    files = workflow.overwrite_configfiles or ["config/config.yaml"]
+    return ", ".join(Path(f).name for f in files)
+
+
+SOLVER = config["solver"]
+GRID = config["grid"]
+CS = c_values()
+
+#: The settings every table and figure states (nothing that cannot change a
+#: number: chunking and threads are left out, so tables stay byte-identical).
+SETTINGS = {
+    "config": _config_names(),
+    "datasets": ", ".join(DATASETS),
+    "sizes (Ns)": "; ".join(
+        f"{ds} {', '.join(map(str, sizes_of(ds)))}" for ds in DATASETS
+    ),
+    "n_subsamples": N_SUBSAMPLES,
+    "grid": (
+        f"gamma {', '.join(map(_fmt, GRID['gammas']))} x C {_fmt(CS[0])} to "
+        f"{_fmt(CS[-1])} step {_fmt(GRID['C']['step'])} ({len(CS)} values)"
+    ),
+    "methods": ", ".join(METHODS),
+    "solver": (
+        f"{SOLVER['name']}, tol {_fmt(SOLVER['tol'])}, max_iter "
+        f"{SOLVER['max_iter'] if SOLVER['max_iter'] is not None else 'default'}"
+    ),
+    "seed": config["seed"],
+    "pooling": config["pooling"],
+    "percentiles": ", ".join(map(_fmt, config["percentiles"])),
+    "data": f"source {config['data']['source']}, scaling {config['data']['scaling']}",
+}
+
+#: The settings as one line (figure footers and report captions).
+SETTINGS_TEXT = "Settings: " + "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
+
+#: The settings as `--setting=KEY=VALUE` arguments of `isvm tables`.
+SETTINGS_ARGS = " ".join(shlex.quote(f"--setting={k}={v}") for k, v in SETTINGS.items())
+
+
+def loo_grid_args():
+    """The grid and solver arguments of `isvm loo`."""
+    C = config["grid"]["C"]
+    args = ["--gammas", *map(str, config["grid"]["gammas"])]
+    args += ["--C-start", str(C["start"]), "--C-stop", str(C["stop"])]
+    args += ["--C-step", str(C["step"]), "--tol", str(config["solver"]["tol"])]
+    if config["solver"]["max_iter"] is not None:
+        args += ["--max-iter", str(config["solver"]["max_iter"])]
+    return " ".join(args)
+
+
+def parent_of(name):
+    """A params function: the directory of output ``name``."""
+    return lambda wildcards, output: str(Path(output[name]).parent)
+
+
+TABLES = "results/tables"
+FIGURES = "results/figures"
+TIMING = "results/timing"
+TABLE_STEMS = [
+    "table2",
+    "table3",
+    "table3_long",
+    "table3_vs_paper",
+    "table4",
+    "table4_long",
+    "table4_vs_paper",
+    "loo_diagnostics",
+    "table5",
+]
+ALL_TARGETS = (
+    [f"{TABLES}/{s}.{ext}" for s in TABLE_STEMS for ext in ("csv", "md")]
+    + [f"{TIMING}/training_time.{ext}" for ext in ("csv", "md")]
+    + [f"{FIGURES}/loo_curves_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
+    + [
+        f"{FIGURES}/{name}.{ext}"
+        for name in (
+            "near_best",
+            "table3_differences",
+            "table3_vs_paper",
+            "consistency",
+        )
+        for ext in ("png", "pdf")
+    ]
+    + [f"{FIGURES}/near_best.csv"]
+)
+
+
+wildcard_constraints:
+    ds="|".join(DATASETS),
+    ns=r"\d+",
+    method="|".join(METHODS),
+    chunk=r"\d+",

@@ -1,0 +1,43 @@
+# Data sets (resources/datasets/{ds}.npz) and the seeded subsamples
+# (results/subsamples/{ds}/Ns{ns}.npy). Both are quick and run on the submit
+# host: compute nodes often have no internet, and hundreds of one-second jobs
+# would only flood a scheduler.
+
+
+localrules:
+    fetch_data,
+    subsample,
+
+
+rule fetch_data:
+    output:
+        "resources/datasets/{ds}.npz",
+    log:
+        "results/logs/data/{ds}.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        source=config["data"]["source"],
+        scaling=config["data"]["scaling"],
+    shell:
+        "python -m isvm data fetch {wildcards.ds} --source {params.source}"
+        " --scaling {params.scaling} --cache-dir resources/openml-cache"
+        " --out {output} > {log} 2>&1"
+
+
+rule subsample:
+    input:
+        "resources/datasets/{ds}.npz",
+    output:
+        "results/subsamples/{ds}/Ns{ns}.npy",
+    log:
+        "results/logs/subsamples/{ds}/Ns{ns}.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        n_subsamples=config["n_subsamples"],
+        seed=config["seed"],
+    shell:
+        "python -m isvm subsample --data {input} --ns {wildcards.ns}"
+        " --n-subsamples {params.n_subsamples} --seed {params.seed}"
+        " --out {output} > {log} 2>&1"

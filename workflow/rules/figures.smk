@@ -1,0 +1,83 @@
+# Figures (PNG for the report, PDF beside each), every one with the settings
+# in its footer.
+
+
+rule figure_curves:
+    input:
+        records=lambda wc: loo_files(wc.ds),
+    output:
+        png=report(
+            f"{FIGURES}/loo_curves_{{ds}}.png",
+            caption="../report/loo_curves.rst",
+            category="Figures",
+            subcategory="LOO accuracy against C",
+            labels={"figure": "LOO accuracy against C", "data set": "{ds}"},
+        ),
+        pdf=f"{FIGURES}/loo_curves_{{ds}}.pdf",
+    log:
+        "results/logs/figures/loo_curves_{ds}.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        near=config["figures"]["near"],
+        caption=SETTINGS_TEXT,
+    shell:
+        "python -m isvm figures curves --records {input.records} --dataset {wildcards.ds}"
+        " --near {params.near} --caption {params.caption:q} --out {output.png}"
+        " > {log} 2>&1"
+
+
+rule figure_near_best:
+    input:
+        records=loo_files(),
+    output:
+        png=report(
+            f"{FIGURES}/near_best.png",
+            caption="../report/near_best.rst",
+            category="Figures",
+            labels={"figure": "share of the grid near the best"},
+        ),
+        pdf=f"{FIGURES}/near_best.pdf",
+        csv=f"{FIGURES}/near_best.csv",
+    log:
+        "results/logs/figures/near_best.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        caption=SETTINGS_TEXT,
+    shell:
+        "python -m isvm figures near-best --records {input.records}"
+        " --caption {params.caption:q} --csv {output.csv} --out {output.png}"
+        " > {log} 2>&1"
+
+
+rule figures_table3:
+    input:
+        table3=f"{TABLES}/table3.csv",
+        vs_paper=f"{TABLES}/table3_vs_paper.csv",
+    output:
+        heatmap=report(
+            f"{FIGURES}/table3_differences.png",
+            caption="../report/table3_differences.rst",
+            category="Figures",
+            labels={"figure": "Table 3 differences"},
+        ),
+        heatmap_pdf=f"{FIGURES}/table3_differences.pdf",
+        scatter=report(
+            f"{FIGURES}/table3_vs_paper.png",
+            caption="../report/table3_scatter.rst",
+            category="Figures",
+            labels={"figure": "Table 3: ours vs the paper"},
+        ),
+        scatter_pdf=f"{FIGURES}/table3_vs_paper.pdf",
+    log:
+        "results/logs/figures/table3.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        percentiles=" ".join(map(str, config["percentiles"])),
+        caption=SETTINGS_TEXT,
+    shell:
+        "python -m isvm figures table3 --table3 {input.table3} --vs-paper {input.vs_paper}"
+        " --percentiles {params.percentiles} --caption {params.caption:q}"
+        " --heatmap {output.heatmap} --scatter {output.scatter} > {log} 2>&1"

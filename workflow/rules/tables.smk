@@ -1,0 +1,79 @@
+# Tables 2-4, the LOO diagnostics (results/tables) and the training-time table
+# (results/timing: wall-clock, so kept apart from the byte-reproducible tables).
+
+
+rule tables:
+    input:
+        records=loo_files(),
+        datasets=expand("resources/datasets/{ds}.npz", ds=DATASETS),
+    output:
+        table2=report(
+            f"{TABLES}/table2.csv",
+            caption="../report/table2.rst",
+            category="Tables",
+            labels={"table": "2: data sets"},
+        ),
+        table2_md=f"{TABLES}/table2.md",
+        table3=report(
+            f"{TABLES}/table3.csv",
+            caption="../report/table3.rst",
+            category="Tables",
+            labels={"table": "3: top-q% mean LOO accuracy"},
+        ),
+        table3_md=f"{TABLES}/table3.md",
+        table3_long=f"{TABLES}/table3_long.csv",
+        table3_long_md=f"{TABLES}/table3_long.md",
+        table3_vs_paper=report(
+            f"{TABLES}/table3_vs_paper.csv",
+            caption="../report/table3_vs_paper.rst",
+            category="Tables",
+            labels={"table": "3 vs the paper"},
+        ),
+        table3_vs_paper_md=f"{TABLES}/table3_vs_paper.md",
+        table4=report(
+            f"{TABLES}/table4.csv",
+            caption="../report/table4.rst",
+            category="Tables",
+            labels={"table": "4: likelihood-ratio tests"},
+        ),
+        table4_md=f"{TABLES}/table4.md",
+        table4_long=f"{TABLES}/table4_long.csv",
+        table4_long_md=f"{TABLES}/table4_long.md",
+        table4_vs_paper=report(
+            f"{TABLES}/table4_vs_paper.csv",
+            caption="../report/table4_vs_paper.rst",
+            category="Tables",
+            labels={"table": "4 vs the paper"},
+        ),
+        table4_vs_paper_md=f"{TABLES}/table4_vs_paper.md",
+        diagnostics=report(
+            f"{TABLES}/loo_diagnostics.csv",
+            caption="../report/loo_diagnostics.rst",
+            category="Tables",
+            labels={"table": "LOO diagnostics"},
+        ),
+        diagnostics_md=f"{TABLES}/loo_diagnostics.md",
+        timing=report(
+            f"{TIMING}/training_time.csv",
+            caption="../report/training_time.rst",
+            category="Tables",
+            labels={"table": "training time"},
+        ),
+        timing_md=f"{TIMING}/training_time.md",
+    log:
+        "results/logs/tables.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        settings=SETTINGS_ARGS,
+        caption=SETTINGS_TEXT,
+        percentiles=" ".join(map(str, config["percentiles"])),
+        pooling=config["pooling"],
+        methods=" ".join(METHODS),
+        out_dir=parent_of("table2"),
+        timing_dir=parent_of("timing"),
+    shell:
+        "python -m isvm tables --records {input.records} --datasets {input.datasets}"
+        " --percentiles {params.percentiles} --pooling {params.pooling}"
+        " --methods {params.methods} {params.settings}"
+        " --out-dir {params.out_dir} --timing-dir {params.timing_dir} > {log} 2>&1"
