@@ -72,10 +72,6 @@ class Formulation:
     #: f_a - f_b = <w, psi_a - psi_b>; used to certify predictions from a duality gap.
     score_diff_norm: float
 
-    def mean_coef(self, n_classes: int) -> float:
-        """The c of ``M = I - c 11'``."""
-        return self.encode(np.zeros(1, dtype=np.int64), n_classes).mean_coef
-
 
 def _signs(y: NDArray[np.int64], n_classes: int) -> NDArray[np.float64]:
     """The paper's coding matrix y_ij (eq. 3.1): +1 for the true class, -1 elsewhere."""
