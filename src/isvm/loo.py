@@ -7,19 +7,26 @@ they stand (the dual has no equality constraint):
 
 1. one kernel matrix per gamma, shared by all C values, folds and (through
    ``kernel_cache``) methods;
-2. the full fit walks the C path upwards from ``min(alpha * C/C_prev, C)``;
-3. each fold starts from the better (by duality gap) of the full solution with the
-   held-out point's multipliers removed (its column subtracted from the maintained
-   scores; a point whose multipliers are all zero thus starts at a solution) and
-   the fold's own solution at the previous C, scaled by C/C_prev;
-4. **certified early stopping**: the bias-free primal is 1-strongly convex in w,
+2. the full fit walks the C path upwards from ``min(alpha * C/C_prev, C)``: a
+   rough cd solve (max KKT violation 0.1) finds the sets of variables at 0, free
+   and at C, and an **active-set finish** (:mod:`isvm.solvers.active_set`) solves
+   the free set's linear system exactly and keeps the inverse of its block of Q;
+3. each fold is the full problem with the held-out point's multipliers fixed at
+   0, so it is solved from the full optimum by **active-set updates of that
+   inverse** (a Schur complement per changed variable, no new factorisation);
+   usually a handful of steps to the fold's exact optimum. Folds where the update
+   gives up (cycling sets, too many changes) fall back to cd from the better (by
+   duality gap) of the full solution with the point's multipliers removed and the
+   fold's own solution at the previous C, scaled by C/C_prev;
+4. **certified predictions**: the bias-free primal is 1-strongly convex in w,
    so ``||w - w*||^2 <= 2 * gap`` (the duality gap, read from the scores at no
    extra kernel cost), and a class-score difference at the held-out point moves
    by at most ``kappa * sqrt(K_pp) * ||w - w*||`` (kappa = sqrt(2) for ISVM, OVA,
-   WW; 2 for WW with the appendix-E kernel). A fold stops as soon as its top
-   score beats the runner-up by more than that bound, often before any epoch.
-   Folds the bound cannot settle (near-ties) run to ``tol`` and are counted in
-   ``n_uncertified``;
+   WW; 2 for WW with the appendix-E kernel). Every fold, however it was solved,
+   stops only when its top score beats the runner-up by more than that bound;
+   folds the bound cannot settle (near-ties) run to ``tol`` and then tighter,
+   and are counted in ``n_uncertified``. The active-set steps are therefore an
+   accelerator, never trusted blindly;
 5. folds run in parallel (numba ``prange``); each has its own random stream
    derived from ``(seed, gamma, C, point)``, so results do not depend on the
    number of threads.

@@ -187,9 +187,10 @@ def fold_active_set(
     z_p = np.dot(Hinv, d) if n_pu > 0 and nf > 0 else np.zeros(nf)
     # outside variables freed at some step ("touched"): columns, Hinv columns, Schur rows
     touched = np.empty(max_changed, dtype=np.int64)
-    Qv = np.empty((max_changed, nf))
-    Y = np.empty((max_changed, nf))
-    G = np.empty((max_changed, max_changed))  # Q_tt' - Q_tF Hinv Q_Ft'
+    cap = min(16, max_changed)  # rows kept for touched variables; grows on demand
+    Qv = np.empty((cap, nf))
+    Y = np.empty((cap, nf))
+    G = np.empty((cap, cap))  # Q_tt' - Q_tF Hinv Q_Ft'
     t_val = np.empty(max_changed)
     nt = 0
     r_pos = np.empty(nf, dtype=np.int64)
@@ -279,9 +280,10 @@ def fold_active_set(
         S[:, :] = S_full
         ssum[:] = ssum_full
         for k in range(nf):
-            v = free_vars[k]
-            alpha[var_i[v], var_j[v]] = x[k]
-            _core.apply_step(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, c, K, S, ssum)
+            if x[k] != x_full[k]:
+                v = free_vars[k]
+                alpha[var_i[v], var_j[v]] = x[k]
+                _core.apply_step(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, c, K, S, ssum)
         for t in range(nt):
             v = touched[t]
             alpha[var_i[v], var_j[v]] = t_val[t]
@@ -317,6 +319,9 @@ def fold_active_set(
                     touched[nt + n_new] = v
                     n_new += 1
         if n_new > 0:
+            if nt + n_new > cap:
+                cap = min(max(2 * cap, nt + n_new), max_changed)
+                Qv, Y, G = _grown(Qv, Y, G, nt, cap)
             _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, touched,
                          Qv, Y, G)  # fmt: skip
             nt += n_new
@@ -329,6 +334,18 @@ def fold_active_set(
                     _core.apply_step(var_i[v], var_j[v], clipped - a, cols, vals, c, K, S, ssum)
             return True, it + 1
     return False, max_iter
+
+
+@njit(cache=True)
+def _grown(Qv, Y, G, nt, cap):
+    """Copies of the touched-variable arrays with room for ``cap`` rows."""
+    Qv2 = np.empty((cap, Qv.shape[1]))
+    Y2 = np.empty((cap, Y.shape[1]))
+    G2 = np.empty((cap, cap))
+    Qv2[:nt] = Qv[:nt]
+    Y2[:nt] = Y[:nt]
+    G2[:nt, :nt] = G[:nt, :nt]
+    return Qv2, Y2, G2
 
 
 @njit(cache=True)
