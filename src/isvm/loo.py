@@ -421,8 +421,9 @@ def loo_grid(
                 active = None
                 if active_set:
                     active = full_active_set(
-                        K, coding, var_i, var_j, state.alpha, C, seed=full_seed
-                    )
+                        K, coding, var_i, var_j, state.alpha, C,
+                        retry_max_epochs=min(cap, 1000), seed=full_seed,
+                    )  # fmt: skip
                 if active is not None:  # the exact optimum: counts as converged
                     state.alpha, state.S, state.ssum = active.alpha, active.S, active.ssum
                     full_epochs, full_conv = full_epochs + active.iterations, True

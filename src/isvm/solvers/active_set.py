@@ -452,6 +452,7 @@ def full_active_set(
     max_iter: int = 10,
     max_free: int = 3000,
     retry_tols: tuple[float, ...] = (1e-5, 1e-7),
+    retry_max_epochs: int = 1000,
     seed: int = 0,
 ) -> ActiveSet | None:
     """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
@@ -461,7 +462,8 @@ def full_active_set(
     the box to their bound and frees the bound variables whose gradient points
     inward; the sets settling means the KKT conditions hold. From a rough start the
     sets can cycle (the dual is not an M-matrix), so after ``max_iter`` steps the
-    start is improved by cd at each of ``retry_tols`` in turn and the steps retried.
+    start is improved by cd at each of ``retry_tols`` in turn (at most
+    ``retry_max_epochs`` epochs each) and the steps retried.
     Returns None when they never settle or the free set exceeds ``max_free``
     variables (the caller keeps its cd solution).
     """
@@ -472,7 +474,9 @@ def full_active_set(
     for tol in (None, *retry_tols):
         if tol is not None:
             state = SolverState.start(K, coding, alpha)
-            epochs, _, _ = run_solver(state, var_i, var_j, C, tol=tol, max_iter=1000, seed=seed)
+            epochs, _, _ = run_solver(
+                state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed
+            )
             alpha, extra = state.alpha, extra + epochs
         result = _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free)
         if result is not None:
