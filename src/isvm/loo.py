@@ -245,16 +245,18 @@ def _fold_fits(
                 if a != 0.0:
                     _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
                     alpha[p, j] = 0.0
-        if scale_prev > 0.0 and not exact:
-            gap_full = _core.optimality(fi, fj, alpha, cols, vals, c, C, S, ssum)[1]
-            prev_alpha = fold_alpha[p] * scale_prev
-            prev_S = fold_S[p] * scale_prev
-            prev_ssum = fold_ssum[p] * scale_prev
-            gap_prev = _core.optimality(fi, fj, prev_alpha, cols, vals, c, C, prev_S, prev_ssum)[1]
-            if gap_prev < gap_full:
-                alpha = prev_alpha
-                S = prev_S
-                ssum = prev_ssum
+            if scale_prev > 0.0:
+                gap_full = _core.optimality(fi, fj, alpha, cols, vals, c, C, S, ssum)[1]
+                prev_alpha = fold_alpha[p] * scale_prev
+                prev_S = fold_S[p] * scale_prev
+                prev_ssum = fold_ssum[p] * scale_prev
+                gap_prev = _core.optimality(
+                    fi, fj, prev_alpha, cols, vals, c, C, prev_S, prev_ssum
+                )[1]
+                if gap_prev < gap_full:
+                    alpha = prev_alpha
+                    S = prev_S
+                    ssum = prev_ssum
 
         state = _core.rng_state(seeds[p])
         scale = kappa * np.sqrt(K[p, p])

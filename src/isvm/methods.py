@@ -191,11 +191,21 @@ def class_scores(raw: NDArray[np.float64], mean_coef: float) -> NDArray[np.float
 def dual_matrix(K: NDArray[np.float64], coding: Coding) -> NDArray[np.float64]:
     """The dense NL x NL dual matrix Q, for tests and small problems only."""
     n, n_classes = coding.var_mask.shape
-    U = np.zeros((n * n_classes, coding.n_columns))
-    for t in range(2):
-        c = coding.cols[:, :, t].ravel()
-        ok = c >= 0
-        U[np.flatnonzero(ok), c[ok]] += coding.vals[:, :, t].ravel()[ok]
+    var_i, var_j = np.divmod(np.arange(n * n_classes), n_classes)
+    U = coding_vectors(coding, var_i, var_j)
     M = np.eye(coding.n_columns) - coding.mean_coef * np.ones((coding.n_columns,) * 2)
     T = U @ M @ U.T
     return np.kron(K, np.ones((n_classes, n_classes))) * T
+
+
+def coding_vectors(
+    coding: Coding, var_i: NDArray[np.int64], var_j: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """The coding vectors u_ij of the listed pairs as dense rows (len(var_i) x D)."""
+    U = np.zeros((var_i.shape[0], coding.n_columns))
+    rows = np.arange(var_i.shape[0])
+    for t in range(2):
+        col = coding.cols[var_i, var_j, t]
+        ok = col >= 0
+        U[rows[ok], col[ok]] += coding.vals[var_i, var_j, t][ok]
+    return U

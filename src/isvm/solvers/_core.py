@@ -94,15 +94,27 @@ def apply_step(i, j, delta, cols, vals, c, K, S, ssum):
 
 
 @njit(cache=True)
+def q_entry(K, i, j, k, m, cols, vals, c):
+    """One entry ``Q[(i,j), (k,m)] = K_ik <u_ij, (I - c 11') u_km>`` from the codings."""
+    dot = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    for t in range(2):
+        a = cols[i, j, t]
+        if a >= 0:
+            s1 += vals[i, j, t]
+            for u in range(2):
+                if cols[k, m, u] == a:
+                    dot += vals[i, j, t] * vals[k, m, u]
+        if cols[k, m, t] >= 0:
+            s2 += vals[k, m, t]
+    return K[i, k] * (dot - c * s1 * s2)
+
+
+@njit(cache=True)
 def diag_q(i, j, cols, vals, c, K):
     """``Q_(ij),(ij) = K_ii (sum_t v_t^2 - c (sum_t v_t)^2)``."""
-    s2 = 0.0
-    s1 = 0.0
-    for t in range(2):
-        if cols[i, j, t] >= 0:
-            s2 += vals[i, j, t] * vals[i, j, t]
-            s1 += vals[i, j, t]
-    return K[i, i] * (s2 - c * s1 * s1)
+    return q_entry(K, i, j, i, j, cols, vals, c)
 
 
 @njit(cache=True)

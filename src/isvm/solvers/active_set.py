@@ -34,32 +34,14 @@ import scipy.linalg
 from numba import njit
 from numpy.typing import NDArray
 
-from isvm.methods import Coding
-from isvm.solvers import _core
+from isvm.methods import Coding, coding_vectors
+from isvm.solvers import SolverState, _core, run_solver
 
 ZERO, FREE, UPPER, EXCLUDED = 0, 1, 2, 3
 #: a bound variable is freed when its gradient points inward by more than this
 FREE_THRESHOLD = 1e-9
 #: a free variable is moved to a bound when it leaves the box by more than this times C
 BOX_SLACK = 1e-10
-
-
-@njit(cache=True)
-def q_entry(K, i, j, k, m, cols, vals, c):
-    """One entry ``Q[(i,j), (k,m)] = K_ik <u_ij, (I - c 11') u_km>`` from the codings."""
-    dot = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    for t in range(2):
-        a = cols[i, j, t]
-        if a >= 0:
-            s1 += vals[i, j, t]
-            for u in range(2):
-                if cols[k, m, u] == a:
-                    dot += vals[i, j, t] * vals[k, m, u]
-        if cols[k, m, t] >= 0:
-            s2 += vals[k, m, t]
-    return K[i, k] * (dot - c * s1 * s2)
 
 
 @njit(cache=True)
@@ -182,7 +164,7 @@ def fold_active_set(
             n_pu += 1
             for k in range(nf):
                 u = free_vars[k]
-                d[k] += C * q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
+                d[k] += C * _core.q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
         st[v] = EXCLUDED
     z_p = np.dot(Hinv, d) if n_pu > 0 and nf > 0 else np.zeros(nf)
     # outside variables freed at some step ("touched"): columns, Hinv columns, Schur rows
@@ -238,12 +220,12 @@ def fold_active_set(
             r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
             for q in range(n_pu):
                 vq = p_upper[q]
-                r += C * q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
+                r += C * _core.q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
             for t in range(nt):
                 vt = touched[t]
                 diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
                 if diff != 0.0:
-                    r -= q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
+                    r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
             acc = 0.0
             for k in range(nf):
                 acc += Qv[ta, k] * z[k]
@@ -367,7 +349,7 @@ def _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, tou
         v = touched[nt + a]
         for k in range(nf):
             u = free_vars[k]
-            new_q[a, k] = q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c)
+            new_q[a, k] = _core.q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c)
     new_y = np.dot(new_q, Hinv) if nf > 0 else np.zeros((n_new, 0))  # Hinv is symmetric
     Qv[nt : nt + n_new] = new_q
     Y[nt : nt + n_new] = new_y
@@ -378,7 +360,7 @@ def _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, tou
             acc = 0.0
             for k in range(nf):
                 acc += Qv[t, k] * Y[nt + a, k]
-            g = q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c) - acc
+            g = _core.q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c) - acc
             G[t, nt + a] = g
             G[nt + a, t] = g
 
@@ -399,22 +381,10 @@ class ActiveSet:
     iterations: int
 
 
-def coding_rows(coding: Coding, var_i: NDArray, var_j: NDArray) -> NDArray[np.float64]:
-    """Dense coding vectors u_v (one row per listed variable, D columns)."""
-    U = np.zeros((var_i.shape[0], coding.n_columns))
-    rows = np.arange(var_i.shape[0])
-    for t in range(2):
-        col = coding.cols[var_i, var_j, t]
-        ok = col >= 0
-        U[rows[ok], col[ok]] += coding.vals[var_i, var_j, t][ok]
-    return U
-
-
 def _scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArray]:
-    from isvm.methods import coefficient_matrix
-
-    S = np.ascontiguousarray((K @ coefficient_matrix(alpha, coding)).T)
-    return S, S.sum(axis=0)
+    """(S, ssum) of ``alpha``, as a solver state would hold them."""
+    state = SolverState.start(K, coding, alpha)
+    return state.S, state.ssum
 
 
 def _inverse(H: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -467,10 +437,9 @@ def full_active_set(
     Returns None when they never settle or the free set exceeds ``max_free``
     variables (the caller keeps its cd solution).
     """
-    from isvm.solvers import SolverState, run_solver
-
     extra = 0
     alpha = np.array(alpha0, dtype=np.float64)
+    U_all = coding_vectors(coding, var_i, var_j)
     for tol in (None, *retry_tols):
         if tol is not None:
             state = SolverState.start(K, coding, alpha)
@@ -478,7 +447,7 @@ def full_active_set(
                 state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed
             )
             alpha, extra = state.alpha, extra + epochs
-        result = _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free)
+        result = _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free)
         if result is not None:
             result.iterations += extra
             return result
@@ -486,15 +455,17 @@ def full_active_set(
     return None
 
 
-def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free) -> ActiveSet | None:
-    """Primal-dual active-set steps from ``alpha``; None if the sets do not settle."""
+def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> ActiveSet | None:
+    """Primal-dual active-set steps from ``alpha``; None if the sets do not settle.
+
+    ``U_all`` holds the listed variables' coding vectors (:func:`coding_vectors`).
+    """
     c = coding.mean_coef
     n_var = var_i.shape[0]
     S, ssum = _scores(K, coding, alpha)
     g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
     step = alpha[var_i, var_j] + g
     status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
-    U_all = coding_rows(coding, var_i, var_j)
     s_all = U_all.sum(axis=1)
     for it in range(1, max_iter + 1):
         free = np.flatnonzero(status == FREE)
