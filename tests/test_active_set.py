@@ -48,13 +48,16 @@ def test_full_active_set_reaches_the_qp_optimum(method, seed):
     np.testing.assert_allclose(active.ssum, ssum, atol=1e-9)
 
 
+@pytest.mark.parametrize("patience", [loo.ACTIVE_PATIENCE, 0])
 @pytest.mark.parametrize("method", METHODS)
-def test_fold_updates_reach_each_held_out_optimum(method):
+def test_fold_updates_reach_each_held_out_optimum(method, patience):
     """Every fold the update solves is the held-out problem's QP optimum.
 
-    The update may give up (the sets cycle on very ill-conditioned problems, e.g.
-    C = 50 with gamma = 0.5, and the engine then falls back to cd), but it must solve
-    most folds of these problems: 79-100% of them when this test was written.
+    The update may give up (then the engine falls back to cd), but with the engine's
+    budgets it must solve nearly every fold of these problems, very ill-conditioned
+    ones included (C = 50 with gamma = 0.5): the primal-dual steps alone solved 79-100%
+    per method, with the primal active-set phase behind them 126 of 126 each.
+    ``patience=0`` skips the primal-dual steps: the primal phase alone.
     """
     solved = total = 0
     for seed in range(6):
@@ -72,7 +75,8 @@ def test_fold_updates_reach_each_held_out_optimum(method):
             ok, _ = fold_active_set(
                 K, p, var_i, var_j, var_id, coding.cols, coding.vals, coding.mean_coef, C,
                 active.alpha, active.S, active.ssum, active.status, active.free_vars,
-                active.free_pos, active.Hinv, active.S_bound, active.ssum_bound, 12, 64,
+                active.free_pos, active.Hinv, active.S_bound, active.ssum_bound,
+                loo.ACTIVE_MAX_ITER, loo.ACTIVE_MAX_CHANGED, patience,
                 alpha, S, ssum,
             )  # fmt: skip
             if not ok:
@@ -89,7 +93,7 @@ def test_fold_updates_reach_each_held_out_optimum(method):
             np.testing.assert_allclose(S, S_ref, atol=1e-9)
             if coding.mean_coef != 0.0:  # ssum is kept only where the metric has a mean term
                 np.testing.assert_allclose(ssum, ssum_ref, atol=1e-9)
-    assert solved >= 0.7 * total, f"only {solved} of {total} folds solved by the update"
+    assert solved >= 0.95 * total, f"only {solved} of {total} folds solved by the update"
 
 
 def _problem(seed: int, n: int, n_classes: int):

@@ -62,9 +62,11 @@ from isvm.solvers import (
 from isvm.solvers.active_set import ActiveSet, full_active_set
 
 #: active-set fold solves: at most this many set updates and freed outside variables,
-#: then cd
-ACTIVE_MAX_ITER = 30
+#: then cd; primal-dual steps allowed without fewer infeasible variables before the
+#: monotone primal phase (see :func:`isvm.solvers.active_set.fold_active_set`)
+ACTIVE_MAX_ITER = 300
 ACTIVE_MAX_CHANGED = 256
+ACTIVE_PATIENCE = 8
 #: with the active-set finish, the full fit's cd only has to find the sets roughly
 ACTIVE_PRESOLVE_TOL = 0.1
 
@@ -176,6 +178,7 @@ def _fold_fits(
     use_active,
     active_max_iter,
     active_max_changed,
+    active_patience,
     var_id,
     status,
     free_vars,
@@ -234,7 +237,7 @@ def _fold_fits(
             exact, e = active_set.fold_active_set(
                 K, p, var_i, var_j, var_id, cols, vals, c, C, alpha_full, S_full, ssum_full,
                 status, free_vars, free_pos, Hinv, S_bound, ssum_bound, active_max_iter,
-                active_max_changed, alpha, S, ssum,
+                active_max_changed, active_patience, alpha, S, ssum,
             )  # fmt: skip
         if not exact:
             alpha[:, :] = alpha_full
@@ -450,9 +453,10 @@ def loo_grid(
                         state.S, state.ssum, A, formulation.score_diff_norm, tol, tol_floor, cap,
                         fold_seeds, coding.var_mask, coding.block_w, coding.block_sigma, fold_alpha,
                         fold_S, fold_ssum, -1.0 if C_prev is None else C / C_prev,
-                        active is not _NO_ACTIVE_SET, ACTIVE_MAX_ITER, ACTIVE_MAX_CHANGED, var_id,
-                        active.status, active.free_vars, active.free_pos, active.Hinv,
-                        active.S_bound, active.ssum_bound, pred, epochs, certified, settled,
+                        active is not _NO_ACTIVE_SET, ACTIVE_MAX_ITER, ACTIVE_MAX_CHANGED,
+                        ACTIVE_PATIENCE, var_id, active.status, active.free_vars, active.free_pos,
+                        active.Hinv, active.S_bound, active.ssum_bound, pred, epochs, certified,
+                        settled,
                     )  # fmt: skip
                 n_errors = int(np.count_nonzero(pred != y_idx))
                 n_capped = int(np.count_nonzero(~settled)) + (0 if full_conv else 1)

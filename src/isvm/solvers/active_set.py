@@ -42,6 +42,10 @@ ZERO, FREE, UPPER, EXCLUDED = 0, 1, 2, 3
 FREE_THRESHOLD = 1e-9
 #: a free variable is moved to a bound when it leaves the box by more than this times C
 BOX_SLACK = 1e-10
+#: relative ridge on the freed variables of a singular bordered system
+RIDGE = 1e-10
+#: a free variable's gradient must vanish to this at a reported optimum
+STATIONARY_TOL = 1e-8
 
 
 @njit(cache=True)
@@ -115,6 +119,7 @@ def fold_active_set(
     ssum_bound,
     max_iter,
     max_changed,
+    patience,
     alpha,
     S,
     ssum,
@@ -125,23 +130,27 @@ def fold_active_set(
     full optimum, as variable indices; ``free_pos`` maps back), ``Hinv`` (the
     inverse of H = Q_FF) and ``S_bound``/``ssum_bound`` (the scores of the variables
     at C alone) describe the full optimum. The fold fixes p's multipliers at 0;
-    every other variable keeps its full status until the iteration moves it. With R
-    the free-set variables now at a bound and N the outside variables now free, the
-    fold's stationarity system
+    every other variable keeps its full status until the iteration moves it. Each
+    step minimises the dual on the face its statuses define (:func:`_face_solution`,
+    a bordered system on the full inverse, never a new factorisation).
 
-        [ H     Q_FN  E_R ] [x_F]   [r_F]
-        [ Q_NF  Q_NN  0   ] [x_N] = [r_N]
-        [ E_R'  0     0   ] [mu ]   [v_R]
+    Two phases share those face solves:
 
-    is solved through its (|N| + |R|)-square Schur complement. p's multipliers at C
-    dropping to 0 change r_F by one vector (one product with Hinv); each outside
-    variable that becomes free costs one product ``Hinv Q_Fv`` (O(|F|^2)), kept for
-    the rest of the fold together with its row of the Schur complement.
+    1. primal-dual steps (every variable that left the box goes to its bound, every
+       bound variable whose gradient points inward is freed): usually a handful of
+       steps to the optimum. The dual is not an M-matrix, so they can cycle or
+       diverge; once ``patience`` steps in a row fail to reduce the number of
+       infeasible variables, phase 2 takes over;
+    2. a primal active-set method from the feasible start (the full optimum with p's
+       multipliers at 0): step towards the face minimiser as far as the box allows,
+       fixing the variable that blocks; at a face minimiser, free the bound variables
+       whose gradient points inward. The objective falls at every step, so it cannot
+       cycle the way phase 1 can (degenerate zero steps aside).
 
     Writes the fold solution into ``alpha``, ``S``, ``ssum`` (clipped to the box,
-    scores exact for it) and returns (converged, iterations). Not converged (the sets
-    cycle for ``max_iter`` steps, a singular border, more than ``max_changed``
-    outside variables freed) leaves them unspecified; the caller then falls back to
+    scores exact for it) and returns (converged, set updates). Not converged
+    (``max_iter`` updates in all, a singular face, more than ``max_changed`` outside
+    variables freed) leaves them unspecified; the caller then falls back to
     coordinate descent.
     """
     n_var = var_i.shape[0]
@@ -175,147 +184,349 @@ def fold_active_set(
     G = np.empty((cap, cap))  # Q_tt' - Q_tF Hinv Q_Ft'
     t_val = np.empty(max_changed)
     nt = 0
+    chg_v = np.empty(n_var, dtype=np.int64)
+    chg_s = np.empty(n_var, dtype=np.int8)
+    slack = BOX_SLACK * C
+    it = 0
+    # phase 1: primal-dual steps
+    best = n_var + 1
+    tries = patience
+    while it < max_iter:
+        it += 1
+        if not _face_solution(
+            K, var_i, var_j, cols, vals, c, C, alpha_full, S_full, ssum_full, free_vars, Hinv,
+            S_bound, ssum_bound, p_upper, n_pu, x_full, z_p, st, touched, nt, Qv, Y, G, t_val,
+            alpha, S, ssum,
+        ):  # fmt: skip
+            break
+        n_inf = _infeasible(var_i, var_j, cols, vals, c, C, slack, st, alpha, S, ssum, chg_v, chg_s)
+        if n_inf == 0:
+            if not _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
+                return False, it  # a ridged solve of a singular face: not a minimiser
+            _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum)
+            return True, it
+        if n_inf < best:
+            best = n_inf
+            tries = patience
+        elif tries > 0:
+            tries -= 1
+        else:
+            break
+        n_new = _register(n_inf, chg_v, chg_s, st, free_pos, touched, nt, max_changed)
+        if n_new < 0:
+            break
+        if nt + n_new > cap:
+            cap = min(max(2 * cap, nt + n_new), max_changed)
+            Qv, Y, G = _grown(Qv, Y, G, nt, cap)
+        _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, touched, Qv, Y, G)
+        nt += n_new
+    # phase 2: primal active-set steps from the feasible start
+    for v in range(n_var):
+        if st[v] != EXCLUDED:
+            st[v] = status[v]
+    cur = alpha_full.copy()
+    cur_S = S_full.copy()
+    cur_ssum = ssum_full.copy()
+    for j in range(n_classes):
+        a = cur[p, j]
+        if a != 0.0:
+            _core.apply_step(p, j, -a, cols, vals, c, K, cur_S, cur_ssum)
+            cur[p, j] = 0.0
+    while it < max_iter:
+        it += 1
+        if not _face_solution(
+            K, var_i, var_j, cols, vals, c, C, alpha_full, S_full, ssum_full, free_vars, Hinv,
+            S_bound, ssum_bound, p_upper, n_pu, x_full, z_p, st, touched, nt, Qv, Y, G, t_val,
+            alpha, S, ssum,
+        ):  # fmt: skip
+            return False, it
+        # ratio test: how far towards the face minimiser the box allows
+        tau = 1.0
+        block = -1
+        for k in range(nf + nt):
+            v = free_vars[k] if k < nf else touched[k - nf]
+            if st[v] != FREE:
+                continue
+            a_new = alpha[var_i[v], var_j[v]]
+            a_cur = cur[var_i[v], var_j[v]]
+            if a_new < 0.0 and a_new < a_cur:
+                r = a_cur / (a_cur - a_new)
+                if r < tau:
+                    tau, block = r, v
+            elif a_new > C and a_new > a_cur:
+                r = (C - a_cur) / (a_new - a_cur)
+                if r < tau:
+                    tau, block = r, v
+        if block >= 0:
+            cur += tau * (alpha - cur)
+            cur_S += tau * (S - cur_S)
+            cur_ssum += tau * (ssum - cur_ssum)
+            i, j = var_i[block], var_j[block]
+            bound = 0.0 if alpha[i, j] < 0.0 else C
+            _core.apply_step(i, j, bound - cur[i, j], cols, vals, c, K, cur_S, cur_ssum)
+            cur[i, j] = bound
+            st[block] = ZERO if bound == 0.0 else UPPER
+            continue
+        # at the face minimiser: optimal unless a bound variable's gradient points inward
+        n_inf = _infeasible(var_i, var_j, cols, vals, c, C, slack, st, alpha, S, ssum, chg_v, chg_s)
+        if n_inf == 0:
+            if not _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
+                return False, it  # a ridged solve of a singular face: not a minimiser
+            _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum)
+            return True, it
+        cur[:, :] = alpha
+        cur_S[:, :] = S
+        cur_ssum[:] = ssum
+        n_new = _register(n_inf, chg_v, chg_s, st, free_pos, touched, nt, max_changed)
+        if n_new < 0:
+            return False, it
+        if nt + n_new > cap:
+            cap = min(max(2 * cap, nt + n_new), max_changed)
+            Qv, Y, G = _grown(Qv, Y, G, nt, cap)
+        _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, touched, Qv, Y, G)
+        nt += n_new
+    return False, it
+
+
+@njit(cache=True)
+def _face_solution(
+    K,
+    var_i,
+    var_j,
+    cols,
+    vals,
+    c,
+    C,
+    alpha_full,
+    S_full,
+    ssum_full,
+    free_vars,
+    Hinv,
+    S_bound,
+    ssum_bound,
+    p_upper,
+    n_pu,
+    x_full,
+    z_p,
+    st,
+    touched,
+    nt,
+    Qv,
+    Y,
+    G,
+    t_val,
+    alpha,
+    S,
+    ssum,
+):
+    """Minimise the dual on the face that the statuses ``st`` describe.
+
+    With R the free-set variables now at a bound and N the touched outside variables
+    now free, the face's stationarity system
+
+        [ H     Q_FN  E_R ] [x_F]   [r_F]
+        [ Q_NF  Q_NN  0   ] [x_N] = [r_N]
+        [ E_R'  0     0   ] [mu ]   [v_R]
+
+    is solved through its (|N| + |R|)-square Schur complement: p's multipliers at C
+    dropping to 0 enter through ``z_p``, each touched variable through its rows of
+    ``Qv``, ``Y = Q_tF Hinv`` and ``G``. Writes the minimiser (not clipped to the box)
+    and its exact scores into ``alpha``, ``S``, ``ssum`` and the touched variables'
+    values into ``t_val``. Returns False when the system is singular even with a ridge.
+    """
+    nf = free_vars.shape[0]
     r_pos = np.empty(nf, dtype=np.int64)
     r_val = np.empty(nf)
-    n_list = np.empty(max_changed, dtype=np.int64)
-    z = np.empty(nf)
-    x = np.empty(nf)
-    slack = BOX_SLACK * C
-    for it in range(max_iter):
-        # the changed sets: R (free at the full optimum, now at a bound), N (now free)
-        nr = 0
-        for k in range(nf):
-            s = st[free_vars[k]]
-            if s != FREE:
-                r_pos[nr] = k
-                r_val[nr] = C if s == UPPER else 0.0
-                nr += 1
-        nn = 0
-        for t in range(nt):
-            v = touched[t]
-            if st[v] == FREE:
-                n_list[nn] = t
-                nn += 1
-                t_val[t] = 0.0  # unknown: out of the bound part of the right-hand side
-            else:
-                t_val[t] = C if st[v] == UPPER else 0.0
-        m = nn + nr
-        # z = Hinv r_F with every outside change folded in
-        for k in range(nf):
-            z[k] = x_full[k] + z_p[k]
-        for t in range(nt):
-            v = touched[t]
-            diff = alpha_full[var_i[v], var_j[v]] - t_val[t]
-            if diff != 0.0:
-                for k in range(nf):
-                    z[k] += diff * Y[t, k]
-        # Schur complement system in (x_N, mu)
-        T = np.empty((m, m))
-        rhs = np.empty(m)
-        for a in range(nn):
-            ta = n_list[a]
-            va = touched[ta]
-            ia = var_i[va]
-            ja = var_j[va]
-            r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
-            for q in range(n_pu):
-                vq = p_upper[q]
-                r += C * _core.q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
-            for t in range(nt):
-                vt = touched[t]
-                diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
-                if diff != 0.0:
-                    r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
-            acc = 0.0
+    n_list = np.empty(nt, dtype=np.int64)
+    nr = 0
+    for k in range(nf):
+        s = st[free_vars[k]]
+        if s != FREE:
+            r_pos[nr] = k
+            r_val[nr] = C if s == UPPER else 0.0
+            nr += 1
+    nn = 0
+    for t in range(nt):
+        v = touched[t]
+        if st[v] == FREE:
+            n_list[nn] = t
+            nn += 1
+            t_val[t] = 0.0  # unknown: out of the bound part of the right-hand side
+        else:
+            t_val[t] = C if st[v] == UPPER else 0.0
+    m = nn + nr
+    # z = Hinv r_F with every outside change folded in
+    z = x_full + z_p
+    for t in range(nt):
+        v = touched[t]
+        diff = alpha_full[var_i[v], var_j[v]] - t_val[t]
+        if diff != 0.0:
             for k in range(nf):
-                acc += Qv[ta, k] * z[k]
-            rhs[a] = r - acc
-            for b in range(nn):
-                T[a, b] = G[ta, n_list[b]]
-            for b in range(nr):
-                T[a, nn + b] = -Y[ta, r_pos[b]]
-                T[nn + b, a] = -Y[ta, r_pos[b]]
-        for a in range(nr):
-            rhs[nn + a] = r_val[a] - z[r_pos[a]]
-            for b in range(nr):
-                T[nn + a, nn + b] = -Hinv[r_pos[a], r_pos[b]]
-        if not _solve_dense(T, rhs, m):
-            return False, it + 1
-        for k in range(nf):
-            x[k] = z[k]
-        for a in range(nn):
-            f = rhs[a]
-            ta = n_list[a]
-            for k in range(nf):
-                x[k] -= f * Y[ta, k]
-        for a in range(nr):
-            f = rhs[nn + a]
-            row = r_pos[a]
-            for k in range(nf):
-                x[k] -= f * Hinv[row, k]
-        for a in range(nr):
-            x[r_pos[a]] = r_val[a]
-        for a in range(nn):
-            t_val[n_list[a]] = rhs[a]
-        # the iterate (unclipped) and its exact scores
-        alpha[:, :] = alpha_full
-        S[:, :] = S_full
-        ssum[:] = ssum_full
-        for k in range(nf):
-            if x[k] != x_full[k]:
-                v = free_vars[k]
-                alpha[var_i[v], var_j[v]] = x[k]
-                _core.apply_step(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, c, K, S, ssum)
-        for t in range(nt):
-            v = touched[t]
-            alpha[var_i[v], var_j[v]] = t_val[t]
-            _core.apply_step(var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]],
-                             cols, vals, c, K, S, ssum)  # fmt: skip
+                z[k] += diff * Y[t, k]
+    # Schur complement system in (x_N, mu)
+    T = np.empty((m, m))
+    rhs = np.empty(m)
+    for a in range(nn):
+        ta = n_list[a]
+        va = touched[ta]
+        ia = var_i[va]
+        ja = var_j[va]
+        r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
         for q in range(n_pu):
-            v = p_upper[q]
-            alpha[var_i[v], var_j[v]] = 0.0
-            _core.apply_step(var_i[v], var_j[v], -C, cols, vals, c, K, S, ssum)
-        # primal-dual update of the sets
-        changed = False
-        n_new = 0
-        for v in range(n_var):
-            s = st[v]
-            if s == EXCLUDED:
-                continue
-            if s == FREE:
-                a = alpha[var_i[v], var_j[v]]
-                if a < -slack:
-                    st[v] = ZERO
-                    changed = True
-                elif a > C + slack:
-                    st[v] = UPPER
-                    changed = True
-                continue
+            vq = p_upper[q]
+            r += C * _core.q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
+        for t in range(nt):
+            vt = touched[t]
+            diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
+            if diff != 0.0:
+                r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
+        acc = 0.0
+        for k in range(nf):
+            acc += Qv[ta, k] * z[k]
+        rhs[a] = r - acc
+        for b in range(nn):
+            T[a, b] = G[ta, n_list[b]]
+        for b in range(nr):
+            T[a, nn + b] = -Y[ta, r_pos[b]]
+            T[nn + b, a] = -Y[ta, r_pos[b]]
+    for a in range(nr):
+        rhs[nn + a] = r_val[a] - z[r_pos[a]]
+        for b in range(nr):
+            T[nn + a, nn + b] = -Hinv[r_pos[a], r_pos[b]]
+    T_ridge = T.copy()
+    rhs_ridge = rhs.copy()
+    if not _solve_dense(T, rhs, m):
+        # Singular: for ISVM, all of one point's multipliers free (Q is singular along
+        # y_i there, and the dual is linear along it), or fixed where Hinv is a
+        # pseudo-inverse. A ridge on each block turns the step into a long one along
+        # that direction, which the caller cuts at the box; a face solved this way
+        # is never reported as the optimum unless it is stationary.
+        ridge_n = 0.0
+        for a in range(nn):
+            v = touched[n_list[a]]
+            ridge_n = max(ridge_n, _core.q_entry(K, var_i[v], var_j[v], var_i[v], var_j[v],
+                                                 cols, vals, c))  # fmt: skip
+        ridge_r = 0.0
+        for a in range(nr):
+            ridge_r = max(ridge_r, abs(T_ridge[nn + a, nn + a]))
+        for a in range(nn):
+            T_ridge[a, a] += RIDGE * max(ridge_n, 1e-300)
+        for a in range(nr):
+            T_ridge[nn + a, nn + a] -= RIDGE * max(ridge_r, 1e-300)
+        if not _solve_dense(T_ridge, rhs_ridge, m):
+            return False
+        rhs = rhs_ridge
+    x = z.copy()
+    for a in range(nn):
+        f = rhs[a]
+        ta = n_list[a]
+        for k in range(nf):
+            x[k] -= f * Y[ta, k]
+    for a in range(nr):
+        f = rhs[nn + a]
+        row = r_pos[a]
+        for k in range(nf):
+            x[k] -= f * Hinv[row, k]
+    for a in range(nr):
+        x[r_pos[a]] = r_val[a]
+    for a in range(nn):
+        t_val[n_list[a]] = rhs[a]
+    # the minimiser and its exact scores
+    alpha[:, :] = alpha_full
+    S[:, :] = S_full
+    ssum[:] = ssum_full
+    for k in range(nf):
+        if x[k] != x_full[k]:
+            v = free_vars[k]
+            alpha[var_i[v], var_j[v]] = x[k]
+            _core.apply_step(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, c, K, S, ssum)
+    for t in range(nt):
+        v = touched[t]
+        alpha[var_i[v], var_j[v]] = t_val[t]
+        _core.apply_step(var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]],
+                         cols, vals, c, K, S, ssum)  # fmt: skip
+    for q in range(n_pu):
+        v = p_upper[q]
+        alpha[var_i[v], var_j[v]] = 0.0
+        _core.apply_step(var_i[v], var_j[v], -C, cols, vals, c, K, S, ssum)
+    return True
+
+
+@njit(cache=True)
+def _infeasible(var_i, var_j, cols, vals, c, C, slack, st, alpha, S, ssum, chg_v, chg_s):
+    """Collect the KKT violations of a face minimiser into ``chg_v``/``chg_s``.
+
+    A free variable outside the box (by more than ``slack``) goes to that bound; a
+    bound variable whose gradient points inward (by more than FREE_THRESHOLD) is
+    freed. Returns their number; zero means ``alpha`` is optimal (once clipped).
+    """
+    n_inf = 0
+    for v in range(var_i.shape[0]):
+        s = st[v]
+        if s == EXCLUDED:
+            continue
+        new_s = s
+        if s == FREE:
+            a = alpha[var_i[v], var_j[v]]
+            if a < -slack:
+                new_s = ZERO
+            elif a > C + slack:
+                new_s = UPPER
+        else:
             g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
             if (s == ZERO and g > FREE_THRESHOLD) or (s == UPPER and g < -FREE_THRESHOLD):
-                st[v] = FREE
-                changed = True
-                if free_pos[v] < 0 and not _is_touched(v, touched, nt + n_new):
-                    if nt + n_new == max_changed:
-                        return False, it + 1
-                    touched[nt + n_new] = v
-                    n_new += 1
-        if n_new > 0:
-            if nt + n_new > cap:
-                cap = min(max(2 * cap, nt + n_new), max_changed)
-                Qv, Y, G = _grown(Qv, Y, G, nt, cap)
-            _add_touched(nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, touched,
-                         Qv, Y, G)  # fmt: skip
-            nt += n_new
-        if not changed:
-            for v in range(n_var):
-                a = alpha[var_i[v], var_j[v]]
-                clipped = min(max(a, 0.0), C)
-                if clipped != a:
-                    alpha[var_i[v], var_j[v]] = clipped
-                    _core.apply_step(var_i[v], var_j[v], clipped - a, cols, vals, c, K, S, ssum)
-            return True, it + 1
-    return False, max_iter
+                new_s = FREE
+        if new_s != s:
+            chg_v[n_inf] = v
+            chg_s[n_inf] = new_s
+            n_inf += 1
+    return n_inf
+
+
+@njit(cache=True)
+def _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
+    """Whether every free variable's gradient vanishes (to ``STATIONARY_TOL``).
+
+    True by construction for an exact face solve; a singular face solved with the
+    ridge can miss it, and must not be reported as the optimum.
+    """
+    for v in range(var_i.shape[0]):
+        if st[v] == FREE:
+            g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
+            if abs(g) > STATIONARY_TOL:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _register(n_chg, chg_v, chg_s, st, free_pos, touched, nt, max_changed):
+    """Apply the status changes; append newly freed outside variables to ``touched``.
+
+    Returns how many were appended, or -1 (changing nothing) when that would take
+    ``touched`` past ``max_changed``.
+    """
+    n_new = 0
+    for k in range(n_chg):
+        v = chg_v[k]
+        if chg_s[k] == FREE and free_pos[v] < 0 and not _is_touched(v, touched, nt + n_new):
+            if nt + n_new == max_changed:
+                return -1
+            touched[nt + n_new] = v
+            n_new += 1
+    for k in range(n_chg):
+        st[chg_v[k]] = chg_s[k]
+    return n_new
+
+
+@njit(cache=True)
+def _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum):
+    """Clip ``alpha`` to the box, keeping its scores exact."""
+    for v in range(var_i.shape[0]):
+        a = alpha[var_i[v], var_j[v]]
+        clipped = min(max(a, 0.0), C)
+        if clipped != a:
+            alpha[var_i[v], var_j[v]] = clipped
+            _core.apply_step(var_i[v], var_j[v], clipped - a, cols, vals, c, K, S, ssum)
 
 
 @njit(cache=True)
