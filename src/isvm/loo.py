@@ -65,15 +65,16 @@ from isvm.solvers.active_set import ActiveSet, full_active_set
 #: then cd; primal-dual steps allowed without fewer infeasible variables before the
 #: monotone primal phase (see :func:`isvm.solvers.active_set.fold_active_set`)
 ACTIVE_MAX_ITER = 300
-ACTIVE_MAX_CHANGED = 256
-ACTIVE_PATIENCE = 8
+ACTIVE_MAX_CHANGED = 1024
+ACTIVE_PATIENCE = 3
 #: with the active-set finish, the full fit's cd only has to find the sets roughly
 ACTIVE_PRESOLVE_TOL = 0.1
 
 _NO_ACTIVE_SET = ActiveSet(
     np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1), np.zeros(1, dtype=np.int8),
     np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((0, 0)),
-    np.zeros((1, 1)), np.zeros(1), 0,
+    np.zeros((1, 1)), np.zeros(1), 0, np.zeros((0, 0)), np.zeros((0, 0)),
+    np.zeros(1, dtype=np.int64),
 )  # fmt: skip
 
 COLUMNS = [
@@ -186,6 +187,9 @@ def _fold_fits(
     Hinv,
     S_bound,
     ssum_bound,
+    Q_out,
+    Y_out,
+    out_pos,
     pred,
     epochs,
     certified,
@@ -236,7 +240,8 @@ def _fold_fits(
         if use_active:
             exact, e = active_set.fold_active_set(
                 K, p, var_i, var_j, var_id, cols, vals, c, C, alpha_full, S_full, ssum_full,
-                status, free_vars, free_pos, Hinv, S_bound, ssum_bound, active_max_iter,
+                status, free_vars, free_pos, Hinv, S_bound, ssum_bound, Q_out, Y_out, out_pos,
+                active_max_iter,
                 active_max_changed, active_patience, alpha, S, ssum,
             )  # fmt: skip
         if not exact:
@@ -455,8 +460,8 @@ def loo_grid(
                         fold_S, fold_ssum, -1.0 if C_prev is None else C / C_prev,
                         active is not _NO_ACTIVE_SET, ACTIVE_MAX_ITER, ACTIVE_MAX_CHANGED,
                         ACTIVE_PATIENCE, var_id, active.status, active.free_vars, active.free_pos,
-                        active.Hinv, active.S_bound, active.ssum_bound, pred, epochs, certified,
-                        settled,
+                        active.Hinv, active.S_bound, active.ssum_bound, active.Q_out,
+                        active.Y_out, active.out_pos, pred, epochs, certified, settled,
                     )  # fmt: skip
                 n_errors = int(np.count_nonzero(pred != y_idx))
                 n_capped = int(np.count_nonzero(~settled)) + (0 if full_conv else 1)
