@@ -635,28 +635,36 @@ def _scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArra
     return state.S, state.ssum
 
 
-def _inverse(H: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Inverse of the symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
+def _factorise(H: NDArray[np.float64]) -> tuple:
+    """A solver for the symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
 
     ISVM's dual is singular along one direction per point, and duplicate points make
     any dual singular; where the Cholesky factorisation fails or has a pivot below
     1e-10 of the largest diagonal entry, the eigenvalue pseudo-inverse (cut at 1e-12
     of the largest eigenvalue) gives the minimum-norm solution of the consistent
-    stationarity system instead.
+    stationarity system instead. Apply it with :func:`_solve`.
     """
-    n = H.shape[0]
-    if n == 0:
-        return np.zeros((0, 0))
-    eye = np.eye(n)
+    if H.shape[0] == 0:
+        return ("empty",)
     try:
         factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
         if np.min(np.diag(factor[0])) ** 2 > 1e-10 * np.max(np.diag(H)):
-            return scipy.linalg.cho_solve(factor, eye, check_finite=False)
+            return ("cholesky", factor)
     except np.linalg.LinAlgError:
         pass
     w, V = scipy.linalg.eigh(H, check_finite=False)
     keep = w > 1e-12 * max(w[-1], 0.0)
-    return (V[:, keep] / w[keep]) @ V[:, keep].T
+    return ("eigen", V[:, keep], w[keep])
+
+
+def _solve(fact: tuple, b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``H^-1 b`` (or the pseudo-inverse's) for a factorisation from :func:`_factorise`."""
+    if fact[0] == "empty":
+        return np.zeros_like(b)
+    if fact[0] == "cholesky":
+        return scipy.linalg.cho_solve(fact[1], b, check_finite=False)
+    V, w = fact[1], fact[2]
+    return (V / w) @ (V.T @ b)
 
 
 def full_active_set(
@@ -748,9 +756,8 @@ def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> Act
         S_bound, ssum_bound = _scores(K, coding, bound)
         fi, fj = var_i[free], var_j[free]
         r = dual_gradients(fi, fj, coding.cols, coding.vals, c, S_bound, ssum_bound)
-        H = _q_block(K, coding, var_i, U_all, free, free)
-        Hinv = _inverse(H)
-        x = Hinv @ r
+        fact = _factorise(_q_block(K, coding, var_i, U_all, free, free))
+        x = _solve(fact, r)
         alpha = bound.copy()
         alpha[var_i[free], var_j[free]] = x
         S, ssum = _scores(K, coding, alpha)
@@ -766,6 +773,7 @@ def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> Act
             free_pos = np.full(n_var, -1, dtype=np.int64)
             free_pos[free] = np.arange(free.shape[0])
             nf = free.shape[0]
+            Hinv = _solve(fact, np.eye(free.shape[0]))  # kept for the folds
             return ActiveSet(
                 alpha, S, ssum, status, free.astype(np.int64), free_pos,
                 np.ascontiguousarray(Hinv), S_bound, ssum_bound, it, np.zeros((0, nf)),
