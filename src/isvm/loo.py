@@ -14,8 +14,10 @@ they stand (the dual has no equality constraint):
 3. each fold is the full problem with the held-out point's multipliers fixed at
    0, so it is solved from the full optimum by **active-set updates of that
    inverse** (a Schur complement per changed variable, no new factorisation);
-   usually a handful of steps to the fold's exact optimum. Folds where the update
-   gives up (cycling sets, too many changes) fall back to cd from the better (by
+   usually a handful of primal-dual steps to the fold's exact optimum, and the
+   decremental path (the point's multipliers scaled down to 0, one status change per
+   step) where those stop making progress. Folds where the update gives up (step or
+   size budget, a singular face) fall back to cd from the better (by
    duality gap) of the full solution with the point's multipliers removed and the
    fold's own solution at the previous C, scaled by C/C_prev;
 4. **certified predictions**: the bias-free primal is 1-strongly convex in w,

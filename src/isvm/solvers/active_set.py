@@ -17,12 +17,15 @@ repeat) ends at the exact optimum in a few steps from a good guess.
 - :func:`fold_active_set` solves a held-out problem (the same problem with one
   point's multipliers fixed at 0) from that factorisation: each variable whose
   status differs from the full solution's enters through a bordered (Schur
-  complement) system, so a fold costs O(m |F|^2) for m changed variables instead
-  of a new O(|F|^3) factorisation.
+  complement) system, so a face solve costs O(m |F|) (given the rows
+  ``Q[v, F] Hinv``, precomputed by the full fit) for m changed variables instead
+  of a new O(|F|^3) factorisation. Primal-dual steps come first; where they stop
+  making progress, the decremental path (the held-out point's multipliers scaled
+  down to 0, one status change per step) finishes the fold.
 
 Neither is trusted blindly: the result is a feasible point whose duality gap the
-caller checks (and finishes with cd where needed), so rounding or a cycling
-active set only costs time, never exactness.
+caller checks (and finishes with cd where needed), so rounding or a fold the
+update gives up on only costs time, never exactness.
 """
 
 from __future__ import annotations
@@ -679,7 +682,7 @@ def full_active_set(
     max_free: int = 3000,
     retry_tols: tuple[float, ...] = (1e-5, 1e-7),
     retry_max_epochs: int = 1000,
-    max_outside_entries: int = 4_000_000,
+    max_outside_entries: int = 8_000_000,
     seed: int = 0,
 ) -> ActiveSet | None:
     """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
@@ -695,7 +698,7 @@ def full_active_set(
     variables (the caller keeps its cd solution).
 
     The fold updates need ``Hinv Q[F, v]`` for each outside variable v they free;
-    when (outside variables) x |F| is at most ``max_outside_entries`` (32 MB per
+    when (outside variables) x |F| is at most ``max_outside_entries`` (64 MB per
     array at the default) these are computed here for all of them in one matrix
     product, much faster than in the folds' small batches.
     """
