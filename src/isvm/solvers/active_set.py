@@ -148,7 +148,7 @@ def fold_active_set(
        bound variable whose gradient points inward is freed): usually a handful of
        steps to the optimum. The dual is not an M-matrix, so they can cycle or
        diverge; once ``patience`` steps in a row fail to reduce the number of
-       infeasible variables, phase 2 takes over;
+       infeasible variables, phase 2 takes over (``patience < 0``: at once);
     2. the decremental path (Cauwenberghs and Poggio's exact leave-one-out, without
        the bias): with p's multipliers scaled by 1 - t, the optimum moves piecewise
        linearly from the full optimum (t = 0) to the fold's (t = 1); each piece heads
@@ -202,7 +202,7 @@ def fold_active_set(
     # phase 1: primal-dual steps
     best = n_var + 1
     tries = patience
-    while it < max_iter:
+    while it < max_iter and patience >= 0:  # patience < 0: the decremental path alone
         it += 1
         if not _face_solution(
             K, var_i, var_j, cols, vals, c, C, alpha_full, S_full, ssum_full, free_vars, Hinv,
