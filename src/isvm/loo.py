@@ -65,7 +65,7 @@ from isvm.solvers.active_set import ActiveSet, full_active_set
 
 #: active-set fold solves: at most this many set updates and freed outside variables,
 #: then cd; primal-dual steps allowed without fewer infeasible variables before the
-#: monotone primal phase (see :func:`isvm.solvers.active_set.fold_active_set`)
+#: decremental path (see :func:`isvm.solvers.active_set.fold_active_set`)
 ACTIVE_MAX_ITER = 300
 ACTIVE_MAX_CHANGED = 1024
 ACTIVE_PATIENCE = 3
@@ -243,8 +243,7 @@ def _fold_fits(
             exact, e = active_set.fold_active_set(
                 K, p, var_i, var_j, var_id, cols, vals, c, C, alpha_full, S_full, ssum_full,
                 status, free_vars, free_pos, Hinv, S_bound, ssum_bound, Q_out, Y_out, out_pos,
-                active_max_iter,
-                active_max_changed, active_patience, alpha, S, ssum,
+                active_max_iter, active_max_changed, active_patience, alpha, S, ssum,
             )  # fmt: skip
         if not exact:
             alpha[:, :] = alpha_full

@@ -189,7 +189,7 @@ def fold_active_set(
     z_p = np.dot(Hinv, d) if n_pu > 0 and nf > 0 else np.zeros(nf)
     # outside variables freed at some step ("touched"): columns, Hinv columns, Schur rows
     touched = np.empty(max_changed, dtype=np.int64)
-    cap = min(16, max_changed)  # rows kept for touched variables; grows on demand
+    cap = min(16, max_changed)  # rows kept for touched variables; _register grows them
     Qv = np.empty((cap, nf))
     Y = np.empty((cap, nf))
     G = np.empty((cap, cap))  # Q_tt' - Q_tF Hinv Q_Ft'
@@ -223,17 +223,13 @@ def fold_active_set(
             tries -= 1
         else:
             break
-        n_new = _register(n_inf, chg_v, chg_s, st, free_pos, touched, nt, max_changed)
-        if n_new < 0:
-            break
-        if nt + n_new > cap:
-            cap = min(max(2 * cap, nt + n_new), max_changed)
-            Qv, Y, G = _grown(Qv, Y, G, nt, cap)
-        _add_touched(
-            nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, Q_out, Y_out, out_pos,
-            touched, Qv, Y, G,
+        grown, Qv, Y, G = _register(
+            n_inf, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j, cols,
+            vals, c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
         )  # fmt: skip
-        nt += n_new
+        if grown < 0:
+            break
+        nt = grown
     # phase 2: the decremental path. With p's multipliers at (1 - t) times their full
     # values, the optimum is piecewise linear in t, from the full optimum (t = 0) to
     # the fold's (t = 1); on each piece it heads for the current face's minimiser at
@@ -293,17 +289,13 @@ def fold_active_set(
         else:
             chg_v[0] = event
             chg_s[0] = FREE
-            n_new = _register(1, chg_v, chg_s, st, free_pos, touched, nt, max_changed)
-            if n_new < 0:
-                return False, it
-            if nt + n_new > cap:
-                cap = min(max(2 * cap, nt + n_new), max_changed)
-                Qv, Y, G = _grown(Qv, Y, G, nt, cap)
-            _add_touched(
-                nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, Q_out, Y_out,
-                out_pos, touched, Qv, Y, G,
+            grown, Qv, Y, G = _register(
+                1, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j, cols,
+                vals, c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
             )  # fmt: skip
-            nt += n_new
+            if grown < 0:
+                return False, it
+            nt = grown
         g_cur = dual_gradients(var_i, var_j, cols, vals, c, cur_S, cur_ssum)
     return False, it
 
@@ -519,23 +511,33 @@ def _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
 
 
 @njit(cache=True)
-def _register(n_chg, chg_v, chg_s, st, free_pos, touched, nt, max_changed):
-    """Apply the status changes; append newly freed outside variables to ``touched``.
+def _register(
+    n_chg, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j, cols, vals,
+    c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
+):  # fmt: skip
+    """Apply the status changes; newly freed outside variables join ``touched`` with
+    their rows (:func:`_add_touched`), the row storage grown as needed.
 
-    Returns how many were appended, or -1 (changing nothing) when that would take
-    ``touched`` past ``max_changed``.
+    Returns (number of touched variables, Qv, Y, G), or -1 first (changing nothing)
+    when that would take ``touched`` past ``max_changed``.
     """
     n_new = 0
     for k in range(n_chg):
         v = chg_v[k]
         if chg_s[k] == FREE and free_pos[v] < 0 and not _is_touched(v, touched, nt + n_new):
             if nt + n_new == max_changed:
-                return -1
+                return -1, Qv, Y, G
             touched[nt + n_new] = v
             n_new += 1
     for k in range(n_chg):
         st[chg_v[k]] = chg_s[k]
-    return n_new
+    if nt + n_new > Qv.shape[0]:
+        Qv, Y, G = _grown(Qv, Y, G, nt, min(max(2 * Qv.shape[0], nt + n_new), max_changed))
+    _add_touched(
+        nt, n_new, K, var_i, var_j, cols, vals, c, free_vars, Hinv, Q_out, Y_out, out_pos,
+        touched, Qv, Y, G,
+    )  # fmt: skip
+    return nt + n_new, Qv, Y, G
 
 
 @njit(cache=True)
