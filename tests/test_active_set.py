@@ -15,7 +15,7 @@ from isvm import loo
 from isvm.kernels import rbf_kernel
 from isvm.loo import loo_grid
 from isvm.methods import get_formulation
-from isvm.solvers import SolverState, run_solver, variable_list
+from isvm.solvers import SolverState, active_set, run_solver, variable_list
 from isvm.solvers.active_set import _scores, fold_active_set, full_active_set
 
 METHODS = ("isvm", "ova", "ww", "ww_paper")
@@ -119,3 +119,39 @@ def test_fallback_to_cd_keeps_the_loo_exact(method, monkeypatch):
     _, starved = loo_grid(X, y, method, *grid, return_predictions=True)
     np.testing.assert_array_equal(full, plain)
     np.testing.assert_array_equal(starved, plain)
+
+
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_products_updated_along_the_c_path_equal_fresh_ones(method, monkeypatch):
+    """``previous=`` updates H^-1, Q[out, F] and Q[out, F] H^-1 from the last C's; they
+    must equal the fresh ones (up to the order of F and of the outside rows), the
+    optimum must be the same, and the update must actually have been used."""
+    X, y = _problem(5, 60, 4)
+    K = rbf_kernel(X, gamma=5.0)
+    coding = get_formulation(method).encode(y, 4)
+    var_i, var_j = variable_list(coding)
+    used = []
+    update = active_set._updated_products
+    monkeypatch.setattr(
+        active_set, "_updated_products", lambda *a: used.append(update(*a)) or used[-1]
+    )
+    previous = None
+    for C in np.round(np.arange(0.6, 20.0, 0.5), 9):
+        state = SolverState.start(K, coding)
+        run_solver(state, var_i, var_j, C, tol=0.1)
+        path = full_active_set(K, coding, var_i, var_j, state.alpha, C, previous=previous)
+        fresh = full_active_set(K, coding, var_i, var_j, state.alpha, C)
+        np.testing.assert_allclose(path.alpha, fresh.alpha, atol=1e-8 * C)
+        assert set(path.free_vars) == set(fresh.free_vars)
+        f = fresh.free_pos[path.free_vars]
+        out = np.flatnonzero(path.out_pos >= 0)
+        rows_p, rows_f = path.out_pos[out], fresh.out_pos[out]
+        scale = np.abs(fresh.Hinv).max()
+        np.testing.assert_allclose(path.Hinv, fresh.Hinv[np.ix_(f, f)], atol=1e-7 * scale)
+        np.testing.assert_allclose(path.Q_out[rows_p], fresh.Q_out[np.ix_(rows_f, f)], atol=1e-12)
+        np.testing.assert_allclose(
+            path.Y_out[rows_p], fresh.Y_out[np.ix_(rows_f, f)],
+            atol=1e-7 * max(1.0, np.abs(fresh.Y_out).max()),
+        )  # fmt: skip
+        previous = path
+    assert sum(used) >= len(used) // 2 > 0, f"the update was used {sum(used)} of {len(used)} times"

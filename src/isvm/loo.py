@@ -415,7 +415,7 @@ def loo_grid(
     try:
         for gamma in gammas:
             K = kernels[gamma]
-            alpha, C_prev = None, None
+            alpha, C_prev, previous = None, None, None
             fold_alpha = np.zeros((n, n, n_classes))
             fold_S = np.zeros((n, coding.n_columns, n))
             fold_ssum = np.zeros((n, n))
@@ -433,8 +433,9 @@ def loo_grid(
                 if active_set:
                     active = full_active_set(
                         K, coding, var_i, var_j, state.alpha, C,
-                        retry_max_epochs=min(cap, 1000), seed=full_seed,
+                        retry_max_epochs=min(cap, 1000), seed=full_seed, previous=previous,
                     )  # fmt: skip
+                previous = active
                 if active is not None:  # the exact optimum: counts as converged
                     state.alpha, state.S, state.ssum = active.alpha, active.S, active.ssum
                     full_epochs, full_conv = full_epochs + active.iterations, True

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from numba import njit
+from numba import njit, prange
 from numpy.typing import NDArray
 
-from isvm.methods import Coding, coding_vectors
+from isvm.methods import Coding
 from isvm.solvers import SolverState, _core, run_solver
 
 ZERO, FREE, UPPER, EXCLUDED = 0, 1, 2, 3
@@ -171,10 +171,12 @@ def fold_active_set(
     x_full = np.empty(nf)
     for k in range(nf):
         x_full[k] = alpha_full[var_i[free_vars[k]], var_j[free_vars[k]]]
-    # p's multipliers at C drop to 0: z_p = Hinv sum_v Q[F, v] C
+    # p's multipliers at C drop to 0: z_p = Hinv sum_v Q[F, v] C, from the precomputed
+    # rows Q[v, F] Hinv where there are any
     p_upper = np.empty(n_classes, dtype=np.int64)
     n_pu = 0
     d = np.zeros(nf)
+    z_p = np.zeros(nf)
     for j in range(n_classes):
         v = var_id[p, j]
         if v < 0:
@@ -182,11 +184,15 @@ def fold_active_set(
         if status[v] == UPPER:
             p_upper[n_pu] = v
             n_pu += 1
-            for k in range(nf):
-                u = free_vars[k]
-                d[k] += C * _core.q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
+            if out_pos[v] >= 0:
+                z_p += C * Y_out[out_pos[v]]
+            else:
+                for k in range(nf):
+                    u = free_vars[k]
+                    d[k] += C * _core.q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
         st[v] = EXCLUDED
-    z_p = np.dot(Hinv, d) if n_pu > 0 and nf > 0 else np.zeros(nf)
+    if n_pu > 0 and nf > 0 and out_pos[p_upper[0]] < 0:  # all precomputed, or none
+        z_p = np.dot(Hinv, d)
     # outside variables freed at some step ("touched"): columns, Hinv columns, Schur rows
     touched = np.empty(max_changed, dtype=np.int64)
     cap = min(16, max_changed)  # rows kept for touched variables; _register grows them
@@ -239,9 +245,7 @@ def fold_active_set(
         if st[v] != EXCLUDED:
             st[v] = status[v]
     cur = alpha_full.copy()
-    cur_S = S_full.copy()
-    cur_ssum = ssum_full.copy()
-    g_cur = dual_gradients(var_i, var_j, cols, vals, c, cur_S, cur_ssum)
+    g_cur = dual_gradients(var_i, var_j, cols, vals, c, S_full, ssum_full)
     while it < max_iter:
         it += 1
         if not _face_solution(
@@ -277,15 +281,14 @@ def fold_active_set(
                 return False, it  # a ridged solve of a singular face: not a minimiser
             _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum)
             return True, it
+        # the path and its gradient are affine in t: interpolate both (the event
+        # variable's move to its bound below only corrects rounding)
         cur += tau * (alpha - cur)
-        cur_S += tau * (S - cur_S)
-        cur_ssum += tau * (ssum - cur_ssum)
+        g_cur += tau * (g_new - g_cur)
         i, j = var_i[event], var_j[event]
         if st[event] == FREE:
-            bound = 0.0 if alpha[i, j] < 0.0 else C
-            _core.apply_step(i, j, bound - cur[i, j], cols, vals, c, K, cur_S, cur_ssum)
-            cur[i, j] = bound
-            st[event] = ZERO if bound == 0.0 else UPPER
+            cur[i, j] = 0.0 if alpha[i, j] < 0.0 else C
+            st[event] = ZERO if cur[i, j] == 0.0 else UPPER
         else:
             chg_v[0] = event
             chg_s[0] = FREE
@@ -296,7 +299,6 @@ def fold_active_set(
             if grown < 0:
                 return False, it
             nt = grown
-        g_cur = dual_gradients(var_i, var_j, cols, vals, c, cur_S, cur_ssum)
     return False, it
 
 
@@ -378,6 +380,7 @@ def _face_solution(
     # Schur complement system in (x_N, mu)
     T = np.empty((m, m))
     rhs = np.empty(m)
+    qz = np.dot(Qv[:nt], z) if nn > 0 and nf > 0 else np.zeros(nt)  # one GEMV, not nn dots
     for a in range(nn):
         ta = n_list[a]
         va = touched[ta]
@@ -392,10 +395,7 @@ def _face_solution(
             diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
             if diff != 0.0:
                 r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
-        acc = 0.0
-        for k in range(nf):
-            acc += Qv[ta, k] * z[k]
-        rhs[a] = r - acc
+        rhs[a] = r - qz[ta]
         for b in range(nn):
             T[a, b] = G[ta, n_list[b]]
         for b in range(nr):
@@ -563,7 +563,7 @@ def _grown(Qv, Y, G, nt, cap):
     return Qv2, Y2, G2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _is_touched(v, touched, nt):
     for t in range(nt):
         if touched[t] == v:
@@ -632,6 +632,9 @@ class ActiveSet:
     Q_out: NDArray[np.float64]
     Y_out: NDArray[np.float64]
     out_pos: NDArray[np.int64]
+    #: whether ``Hinv`` is the inverse of H (Cholesky), not a pseudo-inverse: only then
+    #: can the next grid point update it (:func:`_updated_products`)
+    exact_inverse: bool = False
 
 
 def _scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArray]:
@@ -686,71 +689,207 @@ def full_active_set(
     retry_max_epochs: int = 1000,
     max_outside_entries: int = 8_000_000,
     seed: int = 0,
+    previous: ActiveSet | None = None,
+    previous_max_iter: int = 4,
 ) -> ActiveSet | None:
     """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
 
     Each step solves ``Q_FF alpha_F = 1 - Q_FU C 1`` on the current free set (a
     fresh factorisation of the |F| x |F| block), then moves the variables that left
     the box to their bound and frees the bound variables whose gradient points
-    inward; the sets settling means the KKT conditions hold. From a rough start the
-    sets can cycle (the dual is not an M-matrix), so after ``max_iter`` steps the
-    start is improved by cd at each of ``retry_tols`` in turn (at most
-    ``retry_max_epochs`` epochs each) and the steps retried.
-    Returns None when they never settle or the free set exceeds ``max_free``
-    variables (the caller keeps its cd solution).
+    inward; the sets settling means the KKT conditions hold. The first sets are
+    those of ``previous`` where given (the optimum at the previous C of a path,
+    usually a few changes away; at most ``previous_max_iter`` steps), then those
+    guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
+    an M-matrix), so after ``max_iter`` steps the start is improved by cd at each of
+    ``retry_tols`` in turn (at most ``retry_max_epochs`` epochs each) and the steps
+    retried. Returns None when they never settle or the free set exceeds
+    ``max_free`` variables (the caller keeps its cd solution).
 
-    The fold updates need ``Hinv Q[F, v]`` for each outside variable v they free;
-    when (outside variables) x |F| is at most ``max_outside_entries`` (64 MB per
-    array at the default) these are computed here for all of them in one matrix
-    product, much faster than in the folds' small batches.
+    The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
+    they free; when (outside variables) x |F| is at most ``max_outside_entries`` (64
+    MB per array at the default) the latter are computed here for all of them in one
+    matrix product, much faster than in the folds' small batches. Along a C path
+    both are updated from ``previous``'s where the free set changed little
+    (:func:`_updated_products`): O(changes x |F| x outside) instead of O(|F|^2 x
+    outside).
     """
     extra = 0
     alpha = np.array(alpha0, dtype=np.float64)
-    U_all = coding_vectors(coding, var_i, var_j)
-    for tol in (None, *retry_tols):
+    for attempt, tol in enumerate((None, None, *retry_tols)):
+        if attempt == 0 and previous is None:
+            continue
         if tol is not None:
             state = SolverState.start(K, coding, alpha)
             epochs, _, _ = run_solver(
                 state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed
             )
             alpha, extra = state.alpha, extra + epochs
-        result = _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free)
-        if result is not None:
-            result.iterations += extra
-            outside = np.flatnonzero(result.free_pos < 0)
-            if outside.shape[0] * result.free_vars.shape[0] <= max_outside_entries:
-                result.Q_out = _q_block(K, coding, var_i, U_all, outside, result.free_vars)
+        if attempt == 0:
+            start, steps = previous.status, previous_max_iter
+        else:
+            start, steps = None, max_iter
+        settled = _settle(K, coding, var_i, var_j, alpha, C, steps, max_free, start)
+        if settled is None:
+            extra += steps
+            continue
+        result, fact, H, r = settled
+        result.iterations += extra
+        nf = result.free_vars.shape[0]
+        n_out = result.status.shape[0] - nf
+        within = n_out * nf <= max_outside_entries
+        if not (
+            within
+            and previous is not None
+            and _updated_products(previous, result, H, r, K, coding, var_i, var_j)
+        ):
+            result.Hinv = np.ascontiguousarray(_solve(fact, np.eye(nf)))
+            if within:
+                outside = np.flatnonzero(result.free_pos < 0)
+                result.Q_out = q_block(
+                    K,
+                    var_i,
+                    var_j,
+                    coding.cols,
+                    coding.vals,
+                    coding.mean_coef,
+                    outside,
+                    result.free_vars,
+                )
                 result.Y_out = result.Q_out @ result.Hinv  # Hinv is symmetric
                 result.out_pos[outside] = np.arange(outside.shape[0])
-            return result
-        extra += max_iter
+        return result
     return None
 
 
-def _q_block(
-    K: NDArray, coding: Coding, var_i: NDArray, U_all: NDArray, rows: NDArray, cols: NDArray
-) -> NDArray[np.float64]:
-    """The block ``Q[rows, cols]`` of the listed variables (indices into ``var_i``).
+#: relative residual ``|H Hinv v - v| / |v|`` above which an updated inverse is redone
+UPDATE_RESIDUAL = 1e-8
 
-    ``Q[v, u] = K[i_v, i_u] <u_v, (I - c 11') u_u>``, with the coding vectors
-    ``U_all`` of :func:`coding_vectors`.
+
+def _updated_products(
+    prev: ActiveSet,
+    result: ActiveSet,
+    H: NDArray[np.float64],
+    r: NDArray[np.float64],
+    K: NDArray[np.float64],
+    coding: Coding,
+    var_i: NDArray[np.int64],
+    var_j: NDArray[np.int64],
+) -> bool:
+    """Fill ``result``'s Hinv, Q_out, Y_out by block updates of ``prev``'s; False if not.
+
+    The free set changed from F to F' = (F - R) + N. Removing R: with ``Hinv``
+    partitioned into kept (k) and removed parts and ``M = Hinv_RR^-1 Hinv_Rk``,
+    ``H_kk^-1 = Hinv_kk - Hinv_kR M`` and each outside row ``Y_k - Y_R M``; the
+    removed variables' own rows are ``-M``. Adding N (outside variables, whose rows
+    ``B' = Q[N, k]`` and ``Y_N = B' H_kk^-1`` are at hand): with the Schur complement
+    ``S = Q_NN - Y_N B``, the bordered inverse is
+    ``[[H_kk^-1 + Y_N' S^-1 Y_N, -Y_N' S^-1], [-S^-1 Y_N, S^-1]]`` and an outside row
+    becomes ``[Y - W S^-1 Y_N, W S^-1]`` with ``W = Q[v, N] - Y B``. Only
+    O((|R| + |N|) |F| outside) work, against O(|F|^2 outside) for a fresh product.
+
+    Applies only between exact inverses (no pseudo-inverse), when ``prev`` has the
+    products and the change is small (``4 (|R| + 2 |N|) <= |F'|``), and keeps the
+    result only if ``H Hinv v = v`` holds to :data:`UPDATE_RESIDUAL` for ``v = r`` (the
+    face's right-hand side) and ``v = 1``: rounding accumulates along a path, and the
+    check sends it back to a fresh factorisation before it matters.
     """
-    Ur, Uc = U_all[rows], U_all[cols]
-    inner = Ur @ Uc.T - coding.mean_coef * np.outer(Ur.sum(axis=1), Uc.sum(axis=1))
-    return K[np.ix_(var_i[rows], var_i[cols])] * inner
+    if not (prev.exact_inverse and result.exact_inverse):
+        return False
+    n_var = result.status.shape[0]
+    nf_prev = prev.free_vars.shape[0]
+    if prev.Q_out.shape[0] != n_var - nf_prev or nf_prev == 0:
+        return False  # no products to update
+    in_new = result.free_pos[prev.free_vars] >= 0
+    kept = prev.free_vars[in_new]
+    removed = prev.free_vars[~in_new]
+    added = result.free_vars[prev.free_pos[result.free_vars] < 0]
+    if 4 * (removed.shape[0] + 2 * added.shape[0]) > result.free_vars.shape[0]:
+        return False
+    blk = (K, var_i, var_j, coding.cols, coding.vals, coding.mean_coef)
+    old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
+    has_row = prev.out_pos >= 0
+    old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+    pk, pr = prev.free_pos[kept], prev.free_pos[removed]
+    if removed.shape[0]:
+        Hinv_kr = prev.Hinv[np.ix_(pk, pr)]
+        M = np.linalg.solve(prev.Hinv[np.ix_(pr, pr)], Hinv_kr.T)
+        Hinv = prev.Hinv[np.ix_(pk, pk)] - Hinv_kr @ M
+        Y = np.vstack([prev.Y_out[:, pk] - prev.Y_out[:, pr] @ M, -M])
+        Q = np.vstack([prev.Q_out[:, pk], q_block(*blk, removed, kept)])
+        out = np.concatenate([old_out, removed])
+    else:
+        Hinv, Y, Q, out = prev.Hinv, prev.Y_out, prev.Q_out, old_out
+    if added.shape[0]:
+        row = np.full(n_var, -1, dtype=np.int64)
+        row[out] = np.arange(out.shape[0])
+        rows_n = row[added]
+        rest = np.ones(out.shape[0], dtype=bool)
+        rest[rows_n] = False
+        B = Q[rows_n].T
+        Y_n = Y[rows_n]
+        schur = q_block(*blk, added, added) - Y_n @ B
+        try:
+            factor = scipy.linalg.cho_factor(
+                0.5 * (schur + schur.T), lower=True, check_finite=False
+            )
+        except np.linalg.LinAlgError:
+            return False
+        S_inv = scipy.linalg.cho_solve(factor, np.eye(added.shape[0]), check_finite=False)
+        YS = Y_n.T @ S_inv
+        Hinv = np.block([[Hinv + YS @ Y_n, -YS], [-YS.T, S_inv]])
+        out = out[rest]
+        Q_n = q_block(*blk, out, added)
+        WS = (Q_n - Y[rest] @ B) @ S_inv
+        Y = np.hstack([Y[rest] - WS @ Y_n, WS])
+        Q = np.hstack([Q[rest], Q_n])
+    free = np.concatenate([kept, added])
+    order = result.free_pos[free]  # H's rows and columns are in result's order
+    H_new = H[np.ix_(order, order)]
+    for v in (r[order], np.ones(free.shape[0])):
+        scale = max(np.max(np.abs(v)), 1e-300)
+        if np.max(np.abs(H_new @ (Hinv @ v) - v)) > UPDATE_RESIDUAL * scale:
+            return False
+    result.free_vars = free
+    result.free_pos = np.full(n_var, -1, dtype=np.int64)
+    result.free_pos[free] = np.arange(free.shape[0])
+    result.Hinv = np.ascontiguousarray(Hinv)
+    result.Q_out = np.ascontiguousarray(Q)
+    result.Y_out = np.ascontiguousarray(Y)
+    result.out_pos = np.full(n_var, -1, dtype=np.int64)
+    result.out_pos[out] = np.arange(out.shape[0])
+    return True
 
 
-def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> ActiveSet | None:
-    """Primal-dual active-set steps from ``alpha``; None if the sets do not settle.
+@njit(cache=True, parallel=True)
+def q_block(K, var_i, var_j, cols, vals, c, rows, columns):
+    """The block ``Q[rows, columns]`` of the listed variables (indices into ``var_i``).
 
-    ``U_all`` holds the listed variables' coding vectors (:func:`coding_vectors`).
+    Entry by entry from the codings (:func:`isvm.solvers._core.q_entry`), rows in
+    parallel: no dense coding vectors, no fancy-indexed copies of K.
+    """
+    out = np.empty((rows.shape[0], columns.shape[0]))
+    for a in prange(rows.shape[0]):
+        i, j = var_i[rows[a]], var_j[rows[a]]
+        for b in range(columns.shape[0]):
+            u = columns[b]
+            out[a, b] = _core.q_entry(K, i, j, var_i[u], var_j[u], cols, vals, c)
+    return out
+
+
+def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None):
+    """Primal-dual active-set steps from ``status`` (guessed from ``alpha`` if None).
+
+    Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
+    H; H; the face's right-hand side r), or None if the sets do not settle.
     """
     c = coding.mean_coef
     n_var = var_i.shape[0]
-    S, ssum = _scores(K, coding, alpha)
-    g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
-    step = alpha[var_i, var_j] + g
-    status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
+    if status is None:
+        S, ssum = _scores(K, coding, alpha)
+        g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+        step = alpha[var_i, var_j] + g
+        status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
     for it in range(1, max_iter + 1):
         free = np.flatnonzero(status == FREE)
         if free.shape[0] > max_free:
@@ -761,7 +900,8 @@ def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> Act
         S_bound, ssum_bound = _scores(K, coding, bound)
         fi, fj = var_i[free], var_j[free]
         r = dual_gradients(fi, fj, coding.cols, coding.vals, c, S_bound, ssum_bound)
-        fact = _factorise(_q_block(K, coding, var_i, U_all, free, free))
+        H = q_block(K, var_i, var_j, coding.cols, coding.vals, c, free, free)
+        fact = _factorise(H)
         x = _solve(fact, r)
         alpha = bound.copy()
         alpha[var_i[free], var_j[free]] = x
@@ -778,11 +918,11 @@ def _settle(K, coding, var_i, var_j, U_all, alpha, C, max_iter, max_free) -> Act
             free_pos = np.full(n_var, -1, dtype=np.int64)
             free_pos[free] = np.arange(free.shape[0])
             nf = free.shape[0]
-            Hinv = _solve(fact, np.eye(free.shape[0]))  # kept for the folds
-            return ActiveSet(
-                alpha, S, ssum, status, free.astype(np.int64), free_pos,
-                np.ascontiguousarray(Hinv), S_bound, ssum_bound, it, np.zeros((0, nf)),
-                np.zeros((0, nf)), np.full(n_var, -1, dtype=np.int64),
+            result = ActiveSet(
+                alpha, S, ssum, status, free.astype(np.int64), free_pos, np.zeros((0, 0)),
+                S_bound, ssum_bound, it, np.zeros((0, nf)), np.zeros((0, nf)),
+                np.full(n_var, -1, dtype=np.int64), fact[0] in ("cholesky", "empty"),
             )  # fmt: skip
+            return result, fact, H, r
         status = new
     return None
