@@ -729,11 +729,11 @@ def full_active_set(
             start, steps = previous.status, previous_max_iter
         else:
             start, steps = None, max_iter
-        settled = _settle(K, coding, var_i, var_j, alpha, C, steps, max_free, start)
+        settled = _settle(K, coding, var_i, var_j, alpha, C, steps, max_free, start, previous)
         if settled is None:
             extra += steps
             continue
-        result, fact, H, r = settled
+        result, fact, r = settled
         result.iterations += extra
         nf = result.free_vars.shape[0]
         n_out = result.status.shape[0] - nf
@@ -741,8 +741,13 @@ def full_active_set(
         if not (
             within
             and previous is not None
-            and _updated_products(previous, result, H, r, K, coding, var_i, var_j)
+            and _updated_products(previous, result, r, K, coding, var_i, var_j)
         ):
+            if fact is None:  # solved by an update, but the products could not follow
+                fact = _factorise(
+                    q_block(*_blk(K, coding, var_i, var_j), result.free_vars, result.free_vars)
+                )
+                result.exact_inverse = fact[0] in ("cholesky", "empty")
             result.Hinv = np.ascontiguousarray(_solve(fact, np.eye(nf)))
             if within:
                 outside = np.flatnonzero(result.free_pos < 0)
@@ -766,90 +771,137 @@ def full_active_set(
 UPDATE_RESIDUAL = 1e-8
 
 
-def _updated_products(
+def _blk(K, coding, var_i, var_j) -> tuple:
+    """The leading arguments of :func:`q_block` for this problem."""
+    return K, var_i, var_j, coding.cols, coding.vals, coding.mean_coef
+
+
+def _block_update(
     prev: ActiveSet,
-    result: ActiveSet,
-    H: NDArray[np.float64],
-    r: NDArray[np.float64],
+    free: NDArray[np.int64],
     K: NDArray[np.float64],
     coding: Coding,
     var_i: NDArray[np.int64],
     var_j: NDArray[np.int64],
-) -> bool:
-    """Fill ``result``'s Hinv, Q_out, Y_out by block updates of ``prev``'s; False if not.
+    products: bool = False,
+) -> tuple | None:
+    """``prev``'s inverse (and, with ``products``, its outside rows) moved to ``free``.
 
-    The free set changed from F to F' = (F - R) + N. Removing R: with ``Hinv``
+    The free set changes from F to F' = (F - R) + N. Removing R: with ``Hinv``
     partitioned into kept (k) and removed parts and ``M = Hinv_RR^-1 Hinv_Rk``,
-    ``H_kk^-1 = Hinv_kk - Hinv_kR M`` and each outside row ``Y_k - Y_R M``; the
-    removed variables' own rows are ``-M``. Adding N (outside variables, whose rows
-    ``B' = Q[N, k]`` and ``Y_N = B' H_kk^-1`` are at hand): with the Schur complement
-    ``S = Q_NN - Y_N B``, the bordered inverse is
-    ``[[H_kk^-1 + Y_N' S^-1 Y_N, -Y_N' S^-1], [-S^-1 Y_N, S^-1]]`` and an outside row
-    becomes ``[Y - W S^-1 Y_N, W S^-1]`` with ``W = Q[v, N] - Y B``. Only
-    O((|R| + |N|) |F| outside) work, against O(|F|^2 outside) for a fresh product.
+    ``H_kk^-1 = Hinv_kk - Hinv_kR M``, each outside row becomes ``Y_k - Y_R M`` and
+    the removed variables' own rows are ``-M``. Adding N: with ``B = Q[k, N]``,
+    ``Y_N = B' H_kk^-1`` and the Schur complement ``S = Q_NN - Y_N B``, the bordered
+    inverse is ``[[H_kk^-1 + Y_N' S^-1 Y_N, -Y_N' S^-1], [-S^-1 Y_N, S^-1]]`` and an
+    outside row becomes ``[Y - W S^-1 Y_N, W S^-1]`` with ``W = Q[v, N] - Y B``.
+    O((|R| + |N|) |F| (|F| + outside)) work, against O(|F|^3 + |F|^2 outside) fresh.
 
-    Applies only between exact inverses (no pseudo-inverse), when ``prev`` has the
-    products and the change is small (``4 (|R| + 2 |N|) <= |F'|``), and keeps the
-    result only if ``H Hinv v = v`` holds to :data:`UPDATE_RESIDUAL` for ``v = r`` (the
-    face's right-hand side) and ``v = 1``: rounding accumulates along a path, and the
-    check sends it back to a fresh factorisation before it matters.
+    Returns (positions in ``free`` of the new order k + N, Hinv in that order, and
+    with ``products`` Q_out, Y_out and the outside variables of their rows), or None
+    where it does not apply: ``prev``'s inverse is a pseudo-inverse, it lacks the
+    products asked for, the change is large (``4 (|R| + 2 |N|) > |F'|``) or the
+    Schur complement is not positive definite.
     """
-    if not (prev.exact_inverse and result.exact_inverse):
-        return False
-    n_var = result.status.shape[0]
+    n_var = var_i.shape[0]
     nf_prev = prev.free_vars.shape[0]
-    if prev.Q_out.shape[0] != n_var - nf_prev or nf_prev == 0:
-        return False  # no products to update
-    in_new = result.free_pos[prev.free_vars] >= 0
+    if not prev.exact_inverse or nf_prev == 0:
+        return None
+    if products and prev.Q_out.shape[0] != n_var - nf_prev:
+        return None
+    new_pos = np.full(n_var, -1, dtype=np.int64)
+    new_pos[free] = np.arange(free.shape[0])
+    in_new = new_pos[prev.free_vars] >= 0
     kept = prev.free_vars[in_new]
     removed = prev.free_vars[~in_new]
-    added = result.free_vars[prev.free_pos[result.free_vars] < 0]
-    if 4 * (removed.shape[0] + 2 * added.shape[0]) > result.free_vars.shape[0]:
-        return False
-    blk = (K, var_i, var_j, coding.cols, coding.vals, coding.mean_coef)
-    old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
-    has_row = prev.out_pos >= 0
-    old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+    added = free[prev.free_pos[free] < 0]
+    if 4 * (removed.shape[0] + 2 * added.shape[0]) > free.shape[0]:
+        return None
+    blk = _blk(K, coding, var_i, var_j)
     pk, pr = prev.free_pos[kept], prev.free_pos[removed]
+    Q = Y = out = None
+    if products:
+        out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
+        has_row = prev.out_pos >= 0
+        out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+        Q, Y = prev.Q_out, prev.Y_out
+    Hinv = prev.Hinv
     if removed.shape[0]:
-        Hinv_kr = prev.Hinv[np.ix_(pk, pr)]
-        M = np.linalg.solve(prev.Hinv[np.ix_(pr, pr)], Hinv_kr.T)
-        Hinv = prev.Hinv[np.ix_(pk, pk)] - Hinv_kr @ M
-        Y = np.vstack([prev.Y_out[:, pk] - prev.Y_out[:, pr] @ M, -M])
-        Q = np.vstack([prev.Q_out[:, pk], q_block(*blk, removed, kept)])
-        out = np.concatenate([old_out, removed])
-    else:
-        Hinv, Y, Q, out = prev.Hinv, prev.Y_out, prev.Q_out, old_out
+        Hinv_kr = Hinv[np.ix_(pk, pr)]
+        M = np.linalg.solve(Hinv[np.ix_(pr, pr)], Hinv_kr.T)
+        Hinv = Hinv[np.ix_(pk, pk)] - Hinv_kr @ M
+        if products:
+            Y = np.vstack([Y[:, pk] - Y[:, pr] @ M, -M])
+            Q = np.vstack([Q[:, pk], q_block(*blk, removed, kept)])
+            out = np.concatenate([out, removed])
     if added.shape[0]:
-        row = np.full(n_var, -1, dtype=np.int64)
-        row[out] = np.arange(out.shape[0])
-        rows_n = row[added]
-        rest = np.ones(out.shape[0], dtype=bool)
-        rest[rows_n] = False
-        B = Q[rows_n].T
-        Y_n = Y[rows_n]
+        if products:
+            row = np.full(n_var, -1, dtype=np.int64)
+            row[out] = np.arange(out.shape[0])
+            rows_n = row[added]
+            B = Q[rows_n].T
+            Y_n = Y[rows_n]
+        else:
+            B = q_block(*blk, kept, added)
+            Y_n = (Hinv @ B).T
         schur = q_block(*blk, added, added) - Y_n @ B
         try:
             factor = scipy.linalg.cho_factor(
                 0.5 * (schur + schur.T), lower=True, check_finite=False
             )
         except np.linalg.LinAlgError:
-            return False
+            return None
         S_inv = scipy.linalg.cho_solve(factor, np.eye(added.shape[0]), check_finite=False)
         YS = Y_n.T @ S_inv
         Hinv = np.block([[Hinv + YS @ Y_n, -YS], [-YS.T, S_inv]])
-        out = out[rest]
-        Q_n = q_block(*blk, out, added)
-        WS = (Q_n - Y[rest] @ B) @ S_inv
-        Y = np.hstack([Y[rest] - WS @ Y_n, WS])
-        Q = np.hstack([Q[rest], Q_n])
-    free = np.concatenate([kept, added])
-    order = result.free_pos[free]  # H's rows and columns are in result's order
-    H_new = H[np.ix_(order, order)]
+        if products:
+            rest = np.ones(out.shape[0], dtype=bool)
+            rest[rows_n] = False
+            out = out[rest]
+            Q_n = q_block(*blk, out, added)
+            WS = (Q_n - Y[rest] @ B) @ S_inv
+            Y = np.hstack([Y[rest] - WS @ Y_n, WS])
+            Q = np.hstack([Q[rest], Q_n])
+    order = new_pos[np.concatenate([kept, added])]
+    return order, Hinv, Q, Y, out
+
+
+def _q_times(K, coding, var_i, var_j, free, u) -> NDArray[np.float64]:
+    """``Q[free, free] @ u`` through the scores of u, without forming the block."""
+    alpha = np.zeros(coding.var_mask.shape)
+    alpha[var_i[free], var_j[free]] = u
+    S, ssum = _scores(K, coding, alpha)
+    fi, fj = var_i[free], var_j[free]
+    return 1.0 - dual_gradients(fi, fj, coding.cols, coding.vals, coding.mean_coef, S, ssum)
+
+
+def _updated_products(
+    prev: ActiveSet,
+    result: ActiveSet,
+    r: NDArray[np.float64],
+    K: NDArray[np.float64],
+    coding: Coding,
+    var_i: NDArray[np.int64],
+    var_j: NDArray[np.int64],
+) -> bool:
+    """Fill ``result``'s Hinv, Q_out, Y_out by :func:`_block_update` of ``prev``'s.
+
+    Kept only if ``H Hinv v = v`` holds to :data:`UPDATE_RESIDUAL` for ``v = r`` (the
+    face's right-hand side) and ``v = 1``: rounding accumulates along a path, and the
+    check sends it back to a fresh factorisation before it matters. False (result
+    unchanged) where the update does not apply or fails the check.
+    """
+    if not result.exact_inverse:
+        return False
+    update = _block_update(prev, result.free_vars, K, coding, var_i, var_j, products=True)
+    if update is None:
+        return False
+    order, Hinv, Q, Y, out = update
+    free = result.free_vars[order]
     for v in (r[order], np.ones(free.shape[0])):
-        scale = max(np.max(np.abs(v)), 1e-300)
-        if np.max(np.abs(H_new @ (Hinv @ v) - v)) > UPDATE_RESIDUAL * scale:
+        residual = _q_times(K, coding, var_i, var_j, free, Hinv @ v) - v
+        if np.max(np.abs(residual)) > UPDATE_RESIDUAL * max(np.max(np.abs(v)), 1e-300):
             return False
+    n_var = var_i.shape[0]
     result.free_vars = free
     result.free_pos = np.full(n_var, -1, dtype=np.int64)
     result.free_pos[free] = np.arange(free.shape[0])
@@ -877,11 +929,15 @@ def q_block(K, var_i, var_j, cols, vals, c, rows, columns):
     return out
 
 
-def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None):
+def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, previous=None):
     """Primal-dual active-set steps from ``status`` (guessed from ``alpha`` if None).
 
+    Each step's face solve uses ``previous``'s inverse updated to the step's free set
+    (:func:`_block_update`) where it applies and its solution is stationary (free
+    gradients below :data:`UPDATE_RESIDUAL`), else a fresh factorisation.
     Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
-    H; H; the face's right-hand side r), or None if the sets do not settle.
+    H, or None if its face was solved by an update; the face's right-hand side r), or
+    None if the sets do not settle.
     """
     c = coding.mean_coef
     n_var = var_i.shape[0]
@@ -900,13 +956,28 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None):
         S_bound, ssum_bound = _scores(K, coding, bound)
         fi, fj = var_i[free], var_j[free]
         r = dual_gradients(fi, fj, coding.cols, coding.vals, c, S_bound, ssum_bound)
-        H = q_block(K, var_i, var_j, coding.cols, coding.vals, c, free, free)
-        fact = _factorise(H)
-        x = _solve(fact, r)
+        fact = None
+        update = None
+        if previous is not None:
+            update = _block_update(previous, free, K, coding, var_i, var_j)
+        if update is not None:
+            order, Hinv = update[0], update[1]
+            x = np.empty_like(r)
+            x[order] = Hinv @ r[order]
         alpha = bound.copy()
-        alpha[var_i[free], var_j[free]] = x
-        S, ssum = _scores(K, coding, alpha)
-        g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+        if update is not None:
+            alpha[fi, fj] = x
+            S, ssum = _scores(K, coding, alpha)
+            g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+            scale = max(1.0, np.max(np.abs(r), initial=0.0))
+            if np.max(np.abs(g[free]), initial=0.0) > UPDATE_RESIDUAL * scale:
+                update = None
+        if update is None:
+            fact = _factorise(q_block(K, var_i, var_j, coding.cols, coding.vals, c, free, free))
+            x = _solve(fact, r)
+            alpha[fi, fj] = x
+            S, ssum = _scores(K, coding, alpha)
+            g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
         new = status.copy()
         new[free[x < -BOX_SLACK * C]] = ZERO
         new[free[x > C * (1.0 + BOX_SLACK)]] = UPPER
@@ -918,11 +989,12 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None):
             free_pos = np.full(n_var, -1, dtype=np.int64)
             free_pos[free] = np.arange(free.shape[0])
             nf = free.shape[0]
+            exact = fact is None or fact[0] in ("cholesky", "empty")
             result = ActiveSet(
                 alpha, S, ssum, status, free.astype(np.int64), free_pos, np.zeros((0, 0)),
                 S_bound, ssum_bound, it, np.zeros((0, nf)), np.zeros((0, nf)),
-                np.full(n_var, -1, dtype=np.int64), fact[0] in ("cholesky", "empty"),
+                np.full(n_var, -1, dtype=np.int64), exact,
             )  # fmt: skip
-            return result, fact, H, r
+            return result, fact, r
         status = new
     return None
