@@ -48,9 +48,11 @@ def test_full_active_set_reaches_the_qp_optimum(method, seed):
     np.testing.assert_allclose(active.ssum, ssum, atol=1e-9)
 
 
-@pytest.mark.parametrize("patience", [loo.ACTIVE_PATIENCE, -1])
+@pytest.mark.parametrize(
+    ("patience", "guess"), [(loo.ACTIVE_PATIENCE, False), (-1, False), (loo.ACTIVE_PATIENCE, True)]
+)
 @pytest.mark.parametrize("method", METHODS)
-def test_fold_updates_reach_each_held_out_optimum(method, patience):
+def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
     """Every fold the update solves is the held-out problem's QP optimum.
 
     The update may give up (then the engine falls back to cd), but with the engine's
@@ -59,9 +61,12 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience):
     per method; with the decremental path behind them, every fold but some of ISVM
     with two classes, whose dual is flat along y_i at every point (a continuum of
     optima; 5 of 21 such folds are left to cd, 9 with the path alone).
-    ``patience=-1`` skips the primal-dual steps: the decremental path alone.
+    ``patience=-1`` skips the primal-dual steps: the decremental path alone. With
+    ``guess``, the primal-dual steps start from a wrong guess of the fold's statuses
+    (a tenth of them changed at random), as a poor warm start from the previous C.
     """
     solved = total = 0
+    gen = np.random.default_rng(0)
     for seed in range(6):
         K, y, n_classes, C, coding, var_i, var_j, active = _full(seed, method, n_max=25)
         assert active is not None
@@ -71,16 +76,27 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience):
         Q, var = reference_q(K, y, n_classes, method)
         degenerate = method == "isvm" and n_classes == 2
         total += 0 if degenerate else n
+        none = np.zeros(0, dtype=np.int8)
+        warm = [(none, none)] * n
+        if guess:
+            n_var = var_i.shape[0]
+            warm = []
+            for _ in range(n):
+                wrong = active.status.copy()
+                pick = gen.random(n_var) < 0.1
+                wrong[pick] = gen.integers(0, 3, int(pick.sum()))
+                warm.append((wrong, active.status))
         for p in range(n):
             alpha = np.empty_like(active.alpha)
             S = np.empty_like(active.S)
             ssum = np.empty_like(active.ssum)
+            status_out = np.empty_like(active.status)
             ok, _ = fold_active_set(
                 K, p, var_i, var_j, var_id, coding.cols, coding.vals, coding.mean_coef, C,
                 active.alpha, active.S, active.ssum, active.status, active.free_vars,
                 active.free_pos, active.Hinv, active.S_bound, active.ssum_bound, active.Q_out,
                 active.Y_out, active.out_pos, loo.ACTIVE_MAX_ITER, loo.ACTIVE_MAX_CHANGED, patience,
-                alpha, S, ssum,
+                *warm[p], alpha, S, ssum, status_out,
             )  # fmt: skip
             if not ok:
                 continue

@@ -182,6 +182,9 @@ def _fold_fits(
     active_max_iter,
     active_max_changed,
     active_patience,
+    fold_status,
+    fold_status_ok,
+    status_prev,
     var_id,
     status,
     free_vars,
@@ -240,11 +243,14 @@ def _fold_fits(
         exact = False
         e = 0
         if use_active:
+            warm = fold_status[p] if fold_status_ok[p] else fold_status[p, :0]
             exact, e = active_set.fold_active_set(
                 K, p, var_i, var_j, var_id, cols, vals, c, C, alpha_full, S_full, ssum_full,
                 status, free_vars, free_pos, Hinv, S_bound, ssum_bound, Q_out, Y_out, out_pos,
-                active_max_iter, active_max_changed, active_patience, alpha, S, ssum,
+                active_max_iter, active_max_changed, active_patience, warm, status_prev, alpha,
+                S, ssum, fold_status[p],
             )  # fmt: skip
+        fold_status_ok[p] = exact
         if not exact:
             alpha[:, :] = alpha_full
             S[:, :] = S_full
@@ -419,6 +425,8 @@ def loo_grid(
             fold_alpha = np.zeros((n, n, n_classes))
             fold_S = np.zeros((n, coding.n_columns, n))
             fold_ssum = np.zeros((n, n))
+            fold_status = np.zeros((n, var_i.shape[0]), dtype=np.int8)  # at the previous C
+            fold_status_ok = np.zeros(n, dtype=np.bool_)
             for C in Cs:
                 start = time.perf_counter()
                 if alpha is not None:
@@ -435,6 +443,8 @@ def loo_grid(
                         K, coding, var_i, var_j, state.alpha, C,
                         retry_max_epochs=min(cap, 1000), seed=full_seed, previous=previous,
                     )  # fmt: skip
+                # the full statuses the folds' statuses at the previous C go with
+                base = np.zeros(0, np.int8) if previous is None else previous.status
                 previous = active
                 if active is not None:  # the exact optimum: counts as converged
                     state.alpha, state.S, state.ssum = active.alpha, active.S, active.ssum
@@ -461,9 +471,10 @@ def loo_grid(
                         fold_seeds, coding.var_mask, coding.block_w, coding.block_sigma, fold_alpha,
                         fold_S, fold_ssum, -1.0 if C_prev is None else C / C_prev,
                         active is not _NO_ACTIVE_SET, ACTIVE_MAX_ITER, ACTIVE_MAX_CHANGED,
-                        ACTIVE_PATIENCE, var_id, active.status, active.free_vars, active.free_pos,
-                        active.Hinv, active.S_bound, active.ssum_bound, active.Q_out,
-                        active.Y_out, active.out_pos, pred, epochs, certified, settled,
+                        ACTIVE_PATIENCE, fold_status, fold_status_ok, base, var_id, active.status,
+                        active.free_vars, active.free_pos, active.Hinv, active.S_bound,
+                        active.ssum_bound, active.Q_out, active.Y_out, active.out_pos, pred,
+                        epochs, certified, settled,
                     )  # fmt: skip
                 n_errors = int(np.count_nonzero(pred != y_idx))
                 n_capped = int(np.count_nonzero(~settled)) + (0 if full_conv else 1)

@@ -126,9 +126,12 @@ def fold_active_set(
     max_iter,
     max_changed,
     patience,
+    warm_status,
+    warm_base,
     alpha,
     S,
     ssum,
+    status_out,
 ):
     """Active-set solve of the held-out problem of point ``p`` from the full optimum.
 
@@ -157,8 +160,15 @@ def fold_active_set(
        and no guessing, so it does not cycle the way phase 1 can, but it takes one
        step per change where phase 1 often takes one step for many.
 
+    Along a C path the fold's own changes persist from one C to the next: with
+    ``warm_status`` (this fold's final statuses at the previous C) and ``warm_base``
+    (the full optimum's there), phase 1 starts from the full statuses with the
+    fold's previous changes applied; empty arrays mean no such guess. Phase 2 always
+    starts from the full optimum.
+
     Writes the fold solution into ``alpha``, ``S``, ``ssum`` (clipped to the box,
-    scores exact for it) and returns (converged, set updates). Not converged
+    scores exact for it) and its statuses into ``status_out``, and returns
+    (converged, set updates). Not converged
     (``max_iter`` updates in all, a singular face, more than ``max_changed`` outside
     variables freed, a ridged face that is not stationary: ISVM with two classes,
     whose dual is flat along y_i) leaves them unspecified; the caller then falls back to
@@ -205,7 +215,22 @@ def fold_active_set(
     chg_s = np.empty(n_var, dtype=np.int8)
     slack = BOX_SLACK * C
     it = 0
-    # phase 1: primal-dual steps
+    # phase 1: primal-dual steps, from the fold's changes at the previous C if given
+    if patience >= 0 and warm_status.shape[0] == n_var and warm_base.shape[0] == n_var:
+        n_warm = 0
+        for v in range(n_var):
+            w = warm_status[v]
+            if st[v] != EXCLUDED and w != EXCLUDED and w != warm_base[v] and w != st[v]:
+                chg_v[n_warm] = v
+                # an outside variable enters the face solves only as a touched (freed)
+                # one: guess it free, and the steps move it to its bound if need be
+                chg_s[n_warm] = w if free_pos[v] >= 0 else FREE
+                n_warm += 1
+        grown, Qv, Y, G = _register(
+            n_warm, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j, cols,
+            vals, c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
+        )  # fmt: skip
+        nt = max(grown, 0)  # too many: no guess (nothing changed)
     best = n_var + 1
     tries = patience
     while it < max_iter and patience >= 0:  # patience < 0: the decremental path alone
@@ -221,6 +246,7 @@ def fold_active_set(
             if not _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
                 return False, it  # a ridged solve of a singular face: not a minimiser
             _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum)
+            status_out[:] = st
             return True, it
         if n_inf < best:
             best = n_inf
@@ -280,6 +306,7 @@ def fold_active_set(
             if not _stationary(var_i, var_j, cols, vals, c, st, S, ssum):
                 return False, it  # a ridged solve of a singular face: not a minimiser
             _clip(var_i, var_j, cols, vals, c, K, C, alpha, S, ssum)
+            status_out[:] = st
             return True, it
         # the path and its gradient are affine in t: interpolate both (the event
         # variable's move to its bound below only corrects rounding)
