@@ -845,31 +845,31 @@ def _block_update(
         return None
     blk = _blk(K, coding, var_i, var_j)
     pk, pr = prev.free_pos[kept], prev.free_pos[removed]
-    Q = Y = out = None
-    if products:
-        out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
+    nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
+    Hinv = np.empty((nk + nn, nk + nn))
+    H_kk = Hinv[:nk, :nk]  # a view: H_kk^-1 is built in place
+    _gather(prev.Hinv, pk, pk, H_kk)
+    if nr:
+        Hinv_kr = _gather(prev.Hinv, pk, pr, np.empty((nk, nr)))
+        M = np.linalg.solve(_gather(prev.Hinv, pr, pr, np.empty((nr, nr))), Hinv_kr.T)
+        H_kk -= Hinv_kr @ M
+    if products:  # rows: the old outside variables but N, then R; columns: k, then N
+        old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
         has_row = prev.out_pos >= 0
-        out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
-        Q, Y = prev.Q_out, prev.Y_out
-    Hinv = prev.Hinv
-    if removed.shape[0]:
-        Hinv_kr = Hinv[np.ix_(pk, pr)]
-        M = np.linalg.solve(Hinv[np.ix_(pr, pr)], Hinv_kr.T)
-        Hinv = Hinv[np.ix_(pk, pk)] - Hinv_kr @ M
-        if products:
-            Y = np.vstack([Y[:, pk] - Y[:, pr] @ M, -M])
-            Q = np.vstack([Q[:, pk], q_block(*blk, removed, kept)])
-            out = np.concatenate([out, removed])
-    if added.shape[0]:
-        if products:
-            row = np.full(n_var, -1, dtype=np.int64)
-            row[out] = np.arange(out.shape[0])
-            rows_n = row[added]
-            B = Q[rows_n].T
-            Y_n = Y[rows_n]
+        old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+        rest = np.ones(old_out.shape[0], dtype=bool)
+        rest[prev.out_pos[added]] = False
+        rest_rows = np.flatnonzero(rest)
+    if nn:
+        if products:  # Q[N, k] and Q[N, k] H_kk^-1 are outside rows of prev
+            rows_n = prev.out_pos[added]
+            B = _gather(prev.Q_out, rows_n, pk, np.empty((nn, nk))).T
+            Y_n = _gather(prev.Y_out, rows_n, pk, np.empty((nn, nk)))
+            if nr:
+                Y_n -= _gather(prev.Y_out, rows_n, pr, np.empty((nn, nr))) @ M
         else:
             B = q_block(*blk, kept, added)
-            Y_n = (Hinv @ B).T
+            Y_n = (H_kk @ B).T
         schur = q_block(*blk, added, added) - Y_n @ B
         try:
             factor = scipy.linalg.cho_factor(
@@ -877,17 +877,40 @@ def _block_update(
             )
         except np.linalg.LinAlgError:
             return None
-        S_inv = scipy.linalg.cho_solve(factor, np.eye(added.shape[0]), check_finite=False)
+        S_inv = scipy.linalg.cho_solve(factor, np.eye(nn), check_finite=False)
         YS = Y_n.T @ S_inv
-        Hinv = np.block([[Hinv + YS @ Y_n, -YS], [-YS.T, S_inv]])
-        if products:
-            rest = np.ones(out.shape[0], dtype=bool)
-            rest[rows_n] = False
-            out = out[rest]
-            Q_n = q_block(*blk, out, added)
-            WS = (Q_n - Y[rest] @ B) @ S_inv
-            Y = np.hstack([Y[rest] - WS @ Y_n, WS])
-            Q = np.hstack([Q[rest], Q_n])
+        H_kk += YS @ Y_n
+        Hinv[:nk, nk:] = -YS
+        Hinv[nk:, :nk] = -YS.T
+        Hinv[nk:, nk:] = S_inv
+    Q = Y = out = None
+    if products:
+        out = np.concatenate([old_out[rest_rows], removed])
+        n_out, n_rest = out.shape[0], rest_rows.shape[0]
+        Q = np.empty((n_out, nk + nn))
+        Y = np.empty((n_out, nk + nn))
+        _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
+        if nr:
+            Q[n_rest:, :nk] = q_block(*blk, removed, kept)
+        if nn:
+            Q[:, nk:] = q_block(*blk, out, added)
+        # each row in turn through the removal and the addition, in blocks of rows
+        # that stay in cache (one pass over the big arrays)
+        starts = [*range(0, n_rest, _ROW_BLOCK), *range(n_rest, n_out, _ROW_BLOCK)]
+        for start in starts:
+            stop = min(start + _ROW_BLOCK, n_rest if start < n_rest else n_out)
+            y = Y[start:stop, :nk]
+            if start < n_rest:
+                rows = rest_rows[start:stop]
+                _gather(prev.Y_out, rows, pk, y)
+                if nr:
+                    y -= _gather(prev.Y_out, rows, pr, np.empty((rows.shape[0], nr))) @ M
+            else:
+                y[:] = -M[start - n_rest : stop - n_rest]
+            if nn:
+                ws = (Q[start:stop, nk:] - y @ B) @ S_inv
+                y -= ws @ Y_n
+                Y[start:stop, nk:] = ws
     order = new_pos[np.concatenate([kept, added])]
     return order, Hinv, Q, Y, out
 
@@ -953,6 +976,20 @@ def q_block(K, var_i, var_j, cols, vals, c, rows, columns):
         for b in range(columns.shape[0]):
             u = columns[b]
             out[a, b] = _core.q_entry(K, i, j, var_i[u], var_j[u], cols, vals, c)
+    return out
+
+
+#: rows per block in the updates of the outside products
+_ROW_BLOCK = 256
+
+
+@njit(cache=True, parallel=True)
+def _gather(A, rows, columns, out):
+    """``out[:] = A[rows][:, columns]`` (rows in parallel; ``out`` may be a view)."""
+    for a in prange(rows.shape[0]):
+        r = rows[a]
+        for b in range(columns.shape[0]):
+            out[a, b] = A[r, columns[b]]
     return out
 
 
