@@ -69,6 +69,9 @@ from isvm.solvers.active_set import ActiveSet, full_active_set
 ACTIVE_MAX_ITER = 300
 ACTIVE_MAX_CHANGED = 1024
 ACTIVE_PATIENCE = 3
+#: a fold's statuses at the previous C seed its primal-dual steps when C grew by at most
+#: this factor (further apart, the guess costs more than it saves)
+ACTIVE_WARM_RATIO = 1.5
 #: with the active-set finish, the full fit's cd only has to find the sets roughly
 ACTIVE_PRESOLVE_TOL = 0.1
 
@@ -185,6 +188,7 @@ def _fold_fits(
     fold_status,
     fold_status_ok,
     status_prev,
+    warm_max_ratio,
     var_id,
     status,
     free_vars,
@@ -243,7 +247,8 @@ def _fold_fits(
         exact = False
         e = 0
         if use_active:
-            warm = fold_status[p] if fold_status_ok[p] else fold_status[p, :0]
+            use_warm = fold_status_ok[p] and 0.0 < scale_prev <= warm_max_ratio
+            warm = fold_status[p] if use_warm else fold_status[p, :0]
             exact, e = active_set.fold_active_set(
                 K, p, var_i, var_j, var_id, cols, vals, c, C, alpha_full, S_full, ssum_full,
                 status, free_vars, free_pos, Hinv, S_bound, ssum_bound, Q_out, Y_out, out_pos,
@@ -471,10 +476,10 @@ def loo_grid(
                         fold_seeds, coding.var_mask, coding.block_w, coding.block_sigma, fold_alpha,
                         fold_S, fold_ssum, -1.0 if C_prev is None else C / C_prev,
                         active is not _NO_ACTIVE_SET, ACTIVE_MAX_ITER, ACTIVE_MAX_CHANGED,
-                        ACTIVE_PATIENCE, fold_status, fold_status_ok, base, var_id, active.status,
-                        active.free_vars, active.free_pos, active.Hinv, active.S_bound,
-                        active.ssum_bound, active.Q_out, active.Y_out, active.out_pos, pred,
-                        epochs, certified, settled,
+                        ACTIVE_PATIENCE, fold_status, fold_status_ok, base, ACTIVE_WARM_RATIO,
+                        var_id, active.status, active.free_vars, active.free_pos, active.Hinv,
+                        active.S_bound, active.ssum_bound, active.Q_out, active.Y_out,
+                        active.out_pos, pred, epochs, certified, settled,
                     )  # fmt: skip
                 n_errors = int(np.count_nonzero(pred != y_idx))
                 n_capped = int(np.count_nonzero(~settled)) + (0 if full_conv else 1)

@@ -49,6 +49,9 @@ BOX_SLACK = 1e-10
 RIDGE = 1e-10
 #: a free variable's gradient must vanish to this at a reported optimum
 STATIONARY_TOL = 1e-8
+#: a warm guess of a fold's statuses with more changes than this is not used: each
+#: face solve costs O(changes^3), and such a guess is rarely right
+WARM_MAX_CHANGES = 128
 
 
 @njit(cache=True)
@@ -163,8 +166,9 @@ def fold_active_set(
     Along a C path the fold's own changes persist from one C to the next: with
     ``warm_status`` (this fold's final statuses at the previous C) and ``warm_base``
     (the full optimum's there), phase 1 starts from the full statuses with the
-    fold's previous changes applied; empty arrays mean no such guess. Phase 2 always
-    starts from the full optimum.
+    fold's previous changes applied (unless there are more than ``WARM_MAX_CHANGES``);
+    empty arrays mean no such guess. Phase 2 always starts afresh from the full
+    optimum.
 
     Writes the fold solution into ``alpha``, ``S``, ``ssum`` (clipped to the box,
     scores exact for it) and its statuses into ``status_out``, and returns
@@ -226,11 +230,13 @@ def fold_active_set(
                 # one: guess it free, and the steps move it to its bound if need be
                 chg_s[n_warm] = w if free_pos[v] >= 0 else FREE
                 n_warm += 1
-        grown, Qv, Y, G = _register(
-            n_warm, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j, cols,
-            vals, c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
-        )  # fmt: skip
-        nt = max(grown, 0)  # too many: no guess (nothing changed)
+        if n_warm <= WARM_MAX_CHANGES:
+            grown, Qv, Y, G = _register(
+                n_warm, chg_v, chg_s, st, free_pos, touched, nt, max_changed, K, var_i, var_j,
+                cols, vals, c, free_vars, Hinv, Q_out, Y_out, out_pos, Qv, Y, G,
+            )  # fmt: skip
+            nt = max(grown, 0)  # too many: no guess (nothing changed)
+    guessed = nt > 0
     best = n_var + 1
     tries = patience
     while it < max_iter and patience >= 0:  # patience < 0: the decremental path alone
@@ -270,6 +276,8 @@ def fold_active_set(
     for v in range(n_var):
         if st[v] != EXCLUDED:
             st[v] = status[v]
+    if guessed:  # the path starts afresh, not burdened by the rows of a wrong guess
+        nt = 0
     cur = alpha_full.copy()
     g_cur = dual_gradients(var_i, var_j, cols, vals, c, S_full, ssum_full)
     while it < max_iter:
