@@ -10,11 +10,14 @@ they stand (the dual has no equality constraint):
 2. the full fit walks the C path upwards from ``min(alpha * C/C_prev, C)``: a
    rough cd solve (max KKT violation 0.1) finds the sets of variables at 0, free
    and at C, and an **active-set finish** (:mod:`isvm.solvers.active_set`) solves
-   the free set's linear system exactly and keeps the inverse of its block of Q;
+   the free set's linear system exactly and keeps the inverse of its block of Q,
+   starting from the previous C's sets and updating its inverse (block updates,
+   checked) rather than factorising afresh;
 3. each fold is the full problem with the held-out point's multipliers fixed at
    0, so it is solved from the full optimum by **active-set updates of that
    inverse** (a Schur complement per changed variable, no new factorisation);
-   usually a handful of primal-dual steps to the fold's exact optimum, and the
+   usually a handful of primal-dual steps to the fold's exact optimum (seeded with
+   the fold's own statuses at the previous C, see ``ACTIVE_WARM_RATIO``), and the
    decremental path (the point's multipliers scaled down to 0, one status change per
    step) where those stop making progress. Folds where the update gives up (step or
    size budget, a singular face) fall back to cd from the better (by
@@ -214,7 +217,10 @@ def _fold_fits(
     active-set solve from the full optimum comes first
     (:func:`isvm.solvers.active_set.fold_active_set`); it usually ends at the fold's
     exact optimum, and only when it does not are the two warm starts above used.
-    Its solution is then stored back into
+    That solve is seeded with ``fold_status[p]`` (the fold's statuses at the previous
+    C, relative to the full optimum's there, ``status_prev``) where
+    ``fold_status_ok[p]`` and C grew by at most ``warm_max_ratio``, and stores its
+    final statuses there. Its solution is then stored back into
     ``fold_alpha[p]``, ``fold_S[p]``, ``fold_ssum[p]`` for the next C.
 
     ``settled[p]`` is True when the fold was certified or converged to tol. A fold

@@ -101,6 +101,29 @@ def apply_step(i, j, delta, cols, vals, c, K, S, ssum):
 
 
 @njit(cache=True, _nrt=False)
+def apply_point_steps(coef, c, K, S, ssum):
+    """Record ``S[d] += coef[i, d] K[i]`` for every point i and column d (and ssum).
+
+    The same as :func:`apply_step` per variable, with the changes of all of a point's
+    variables summed first: one pass over K[i] per column the point touches, and one
+    for ssum, instead of one (or two) per variable.
+    """
+    n = K.shape[0]
+    for i in range(coef.shape[0]):
+        total = 0.0
+        for d in range(coef.shape[1]):
+            a = coef[i, d]
+            if a != 0.0:
+                total += a
+                row = S[d]
+                for r in range(n):
+                    row[r] += a * K[i, r]
+        if c != 0.0 and total != 0.0:
+            for r in range(n):
+                ssum[r] += total * K[i, r]
+
+
+@njit(cache=True, _nrt=False)
 def q_entry(K, i, j, k, m, cols, vals, c):
     """One entry ``Q[(i,j), (k,m)] = K_ik <u_ij, (I - c 11') u_km>`` from the codings."""
     dot = 0.0
