@@ -814,6 +814,10 @@ def full_active_set(
 
 #: relative residual ``|H Hinv v - v| / |v|`` above which an updated inverse is redone
 UPDATE_RESIDUAL = 1e-8
+#: a full-fit face solved by an updated inverse must leave free gradients below this
+#: (relative to its right-hand side), after at most REFINE_STEPS refinements
+SOLVE_RESIDUAL = 1e-12
+REFINE_STEPS = 2
 
 
 def _blk(K, coding, var_i, var_j) -> tuple:
@@ -888,12 +892,17 @@ def _block_update(
         else:
             B = q_block(*blk, kept, added)
             Y_n = (H_kk @ B).T
-        schur = q_block(*blk, added, added) - Y_n @ B
+        Q_nn = q_block(*blk, added, added)
+        schur = Q_nn - Y_n @ B
         try:
             factor = scipy.linalg.cho_factor(
                 0.5 * (schur + schur.T), lower=True, check_finite=False
             )
         except np.linalg.LinAlgError:
+            return None
+        # the pivot test of _factorise: a (nearly) singular new block, e.g. ISVM with all
+        # of a point's multipliers free, needs the pseudo-inverse of a fresh start
+        if np.min(np.diag(factor[0])) ** 2 <= 1e-10 * max(np.max(np.diag(Q_nn)), 1e-300):
             return None
         S_inv = scipy.linalg.cho_solve(factor, np.eye(nn), check_finite=False)
         YS = Y_n.T @ S_inv
@@ -1015,8 +1024,9 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
     """Primal-dual active-set steps from ``status`` (guessed from ``alpha`` if None).
 
     Each step's face solve uses ``previous``'s inverse updated to the step's free set
-    (:func:`_block_update`) where it applies and its solution is stationary (free
-    gradients below :data:`UPDATE_RESIDUAL`), else a fresh factorisation.
+    (:func:`_block_update`) where it applies and its solution, refined on the exact
+    residual, is stationary (free gradients below :data:`SOLVE_RESIDUAL`), else a
+    fresh factorisation.
     Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
     H, or None if its face was solved by an update; the face's right-hand side r), or
     None if the sets do not settle.
@@ -1042,17 +1052,23 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
         update = None
         if previous is not None:
             update = _block_update(previous, free, K, coding, var_i, var_j)
-        if update is not None:
-            order, Hinv = update[0], update[1]
-            x = np.empty_like(r)
-            x[order] = Hinv @ r[order]
         alpha = bound.copy()
         if update is not None:
-            alpha[fi, fj] = x
-            S, ssum = _scores(K, coding, alpha)
-            g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+            # x = H^-1 r by the updated inverse, refined on the exact residual (the
+            # folds build on x, so it must be as exact as a fresh factorisation's)
+            order, Hinv = update[0], update[1]
+            x = np.zeros_like(r)
+            g_free = r
             scale = max(1.0, np.max(np.abs(r), initial=0.0))
-            if np.max(np.abs(g[free]), initial=0.0) > UPDATE_RESIDUAL * scale:
+            for _ in range(1 + REFINE_STEPS):
+                x[order] += Hinv @ g_free[order]
+                alpha[fi, fj] = x
+                S, ssum = _scores(K, coding, alpha)
+                g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+                g_free = g[free]
+                if np.max(np.abs(g_free), initial=0.0) <= SOLVE_RESIDUAL * scale:
+                    break
+            else:
                 update = None
         if update is None:
             fact = _factorise(q_block(K, var_i, var_j, coding.cols, coding.vals, c, free, free))
