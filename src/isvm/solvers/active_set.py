@@ -688,6 +688,34 @@ def _scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArra
     return state.S, state.ssum
 
 
+def _state(K, coding, var_i, var_j, alpha) -> tuple[NDArray, NDArray, NDArray]:
+    """(S, ssum) of ``alpha`` and the dual gradients of the listed variables there."""
+    S, ssum = _scores(K, coding, alpha)
+    g = dual_gradients(var_i, var_j, coding.cols, coding.vals, coding.mean_coef, S, ssum)
+    return S, ssum, g
+
+
+def _cholesky(H: NDArray[np.float64], scale: float) -> tuple | None:
+    """Cholesky factor of H (lower), or None where H is not safely positive definite.
+
+    A pivot whose square is at most ``1e-10 * scale`` (the largest diagonal entry of
+    the block in question) counts as singular: ISVM's dual is singular along one
+    direction per point, and a nearly singular factor would amplify rounding.
+    """
+    try:
+        factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    if np.min(np.diag(factor[0])) ** 2 <= 1e-10 * scale:
+        return None
+    return factor
+
+
+def _is_exact(fact: tuple) -> bool:
+    """Whether a factorisation from :func:`_factorise` gives the true inverse."""
+    return fact[0] in ("cholesky", "empty")
+
+
 def _factorise(H: NDArray[np.float64]) -> tuple:
     """A solver for the symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
 
@@ -699,12 +727,9 @@ def _factorise(H: NDArray[np.float64]) -> tuple:
     """
     if H.shape[0] == 0:
         return ("empty",)
-    try:
-        factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
-        if np.min(np.diag(factor[0])) ** 2 > 1e-10 * np.max(np.diag(H)):
-            return ("cholesky", factor)
-    except np.linalg.LinAlgError:
-        pass
+    factor = _cholesky(H, np.max(np.diag(H)))
+    if factor is not None:
+        return ("cholesky", factor)
     w, V = scipy.linalg.eigh(H, check_finite=False)
     keep = w > 1e-12 * max(w[-1], 0.0)
     return ("eigen", V[:, keep], w[keep])
@@ -792,20 +817,11 @@ def full_active_set(
                 fact = _factorise(
                     q_block(*_blk(K, coding, var_i, var_j), result.free_vars, result.free_vars)
                 )
-                result.exact_inverse = fact[0] in ("cholesky", "empty")
+                result.exact_inverse = _is_exact(fact)
             result.Hinv = np.ascontiguousarray(_solve(fact, np.eye(nf)))
             if within:
                 outside = np.flatnonzero(result.free_pos < 0)
-                result.Q_out = q_block(
-                    K,
-                    var_i,
-                    var_j,
-                    coding.cols,
-                    coding.vals,
-                    coding.mean_coef,
-                    outside,
-                    result.free_vars,
-                )
+                result.Q_out = q_block(*_blk(K, coding, var_i, var_j), outside, result.free_vars)
                 result.Y_out = result.Q_out @ result.Hinv  # Hinv is symmetric
                 result.out_pos[outside] = np.arange(outside.shape[0])
         return result
@@ -894,15 +910,10 @@ def _block_update(
             Y_n = (H_kk @ B).T
         Q_nn = q_block(*blk, added, added)
         schur = Q_nn - Y_n @ B
-        try:
-            factor = scipy.linalg.cho_factor(
-                0.5 * (schur + schur.T), lower=True, check_finite=False
-            )
-        except np.linalg.LinAlgError:
-            return None
-        # the pivot test of _factorise: a (nearly) singular new block, e.g. ISVM with all
-        # of a point's multipliers free, needs the pseudo-inverse of a fresh start
-        if np.min(np.diag(factor[0])) ** 2 <= 1e-10 * max(np.max(np.diag(Q_nn)), 1e-300):
+        # a (nearly) singular new block, e.g. ISVM with all of a point's multipliers
+        # free, needs the pseudo-inverse of a fresh start
+        factor = _cholesky(0.5 * (schur + schur.T), max(np.max(np.diag(Q_nn)), 1e-300))
+        if factor is None:
             return None
         S_inv = scipy.linalg.cho_solve(factor, np.eye(nn), check_finite=False)
         YS = Y_n.T @ S_inv
@@ -944,11 +955,10 @@ def _block_update(
 
 def _q_times(K, coding, var_i, var_j, free, u) -> NDArray[np.float64]:
     """``Q[free, free] @ u`` through the scores of u, without forming the block."""
-    alpha = np.zeros(coding.var_mask.shape)
-    alpha[var_i[free], var_j[free]] = u
-    S, ssum = _scores(K, coding, alpha)
     fi, fj = var_i[free], var_j[free]
-    return 1.0 - dual_gradients(fi, fj, coding.cols, coding.vals, coding.mean_coef, S, ssum)
+    alpha = np.zeros(coding.var_mask.shape)
+    alpha[fi, fj] = u
+    return 1.0 - _state(K, coding, fi, fj, alpha)[2]
 
 
 def _updated_products(
@@ -1034,8 +1044,7 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
     c = coding.mean_coef
     n_var = var_i.shape[0]
     if status is None:
-        S, ssum = _scores(K, coding, alpha)
-        g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+        S, ssum, g = _state(K, coding, var_i, var_j, alpha)
         step = alpha[var_i, var_j] + g
         status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
     for it in range(1, max_iter + 1):
@@ -1063,19 +1072,17 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
             for _ in range(1 + REFINE_STEPS):
                 x[order] += Hinv @ g_free[order]
                 alpha[fi, fj] = x
-                S, ssum = _scores(K, coding, alpha)
-                g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+                S, ssum, g = _state(K, coding, var_i, var_j, alpha)
                 g_free = g[free]
                 if np.max(np.abs(g_free), initial=0.0) <= SOLVE_RESIDUAL * scale:
                     break
             else:
                 update = None
         if update is None:
-            fact = _factorise(q_block(K, var_i, var_j, coding.cols, coding.vals, c, free, free))
+            fact = _factorise(q_block(*_blk(K, coding, var_i, var_j), free, free))
             x = _solve(fact, r)
             alpha[fi, fj] = x
-            S, ssum = _scores(K, coding, alpha)
-            g = dual_gradients(var_i, var_j, coding.cols, coding.vals, c, S, ssum)
+            S, ssum, g = _state(K, coding, var_i, var_j, alpha)
         new = status.copy()
         new[free[x < -BOX_SLACK * C]] = ZERO
         new[free[x > C * (1.0 + BOX_SLACK)]] = UPPER
@@ -1087,7 +1094,7 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
             free_pos = np.full(n_var, -1, dtype=np.int64)
             free_pos[free] = np.arange(free.shape[0])
             nf = free.shape[0]
-            exact = fact is None or fact[0] in ("cholesky", "empty")
+            exact = fact is None or _is_exact(fact)
             result = ActiveSet(
                 alpha, S, ssum, status, free.astype(np.int64), free_pos, np.zeros((0, 0)),
                 S_bound, ssum_bound, it, np.zeros((0, nf)), np.zeros((0, nf)),
