@@ -12,6 +12,7 @@ import pytest
 from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, reference_q, to_vector
 
 from isvm import loo
+from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
 from isvm.loo import loo_grid
 from isvm.methods import get_formulation
@@ -186,10 +187,63 @@ def test_folds_along_the_c_path_stay_on_the_update_path():
     from updated inverses, and must be as exact as fresh ones, or the folds built on
     them fail their stationarity test and end in cd, uncertified (36 such folds here
     when updated solves were accepted at 1e-8, against none with fresh ones)."""
-    from isvm.data import load_dataset
     from isvm.seeding import rng
 
     data = load_dataset("yeast", source="bundled")
     idx = rng(2, "test", "yeast").choice(data.y.shape[0], 50, replace=False)
     frame = loo_grid(data.X[idx], data.y[idx], "isvm", [5.0], loo.c_grid(20.1, 50, 2.5))
     assert frame.n_uncertified.sum() <= 2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(seed):
+    """A singular face's minimiser moved along the null space of H: same gradients
+    (H x unchanged), inside the box, one variable per null direction at a bound, and
+    the face without them is positive definite."""
+    gen = np.random.default_rng(seed)
+    n, rank, C = 12, 9, 2.0
+    Z = gen.standard_normal((rank, n))
+    H = Z.T @ Z  # positive semidefinite, null space of dimension 3
+    x = gen.uniform(0.2, 1.8, n)
+    fact = active_set._factorise(H)
+    assert fact[0] == "eigen" and fact[3].shape[1] == n - rank
+    pos, values = active_set._pin_null_directions(x, fact[3], C)
+    assert pos.shape[0] == n - rank and np.unique(pos).shape[0] == pos.shape[0]
+    # the pinned point, recovered as the minimum-norm solution of the remaining face
+    keep = np.setdiff1d(np.arange(n), pos)
+    assert np.all((values == 0.0) | (values == C))
+    H_kk = H[np.ix_(keep, keep)]
+    assert np.linalg.eigvalsh(H_kk).min() > 1e-8 * np.linalg.eigvalsh(H).max()
+    moved = np.empty(n)
+    moved[pos] = values
+    moved[keep] = np.linalg.solve(H_kk, H[keep] @ x - H[np.ix_(keep, pos)] @ values)
+    np.testing.assert_allclose(H @ moved, H @ x, atol=1e-9)
+    assert moved.min() >= -1e-9 and moved.max() <= C + 1e-9
+
+
+def test_singular_isvm_faces_settle_with_a_true_inverse():
+    """ISVM with many classes has points with all multipliers free, a singular free
+    block (here 80 letter rows, 25 classes, C = 10); the full fit pins one variable
+    per null direction, so it keeps a true inverse (which the C path and the folds
+    need) and still reaches the QP optimum. Without pinning it has a pseudo-inverse."""
+    data = load_dataset("letter", source="bundled")
+    idx = np.random.default_rng(4).choice(data.y.shape[0], 80, replace=False)
+    labels, y = np.unique(data.y[idx], return_inverse=True)
+    n_classes, C = labels.shape[0], 10.0
+    K = rbf_kernel(data.X[idx], gamma=5.0)
+    coding = get_formulation("isvm").encode(y, n_classes)
+    var_i, var_j = variable_list(coding)
+    state = SolverState.start(K, coding)
+    run_solver(state, var_i, var_j, C, tol=1e-1)
+    Q, var = reference_q(K, y, n_classes, "isvm")
+    best = objective(Q, qp_solve(Q, C))
+    for rounds, exact in ((0, False), (active_set.PIN_ROUNDS, True)):
+        saved, active_set.PIN_ROUNDS = active_set.PIN_ROUNDS, rounds
+        try:
+            active = full_active_set(K, coding, var_i, var_j, state.alpha, C)
+        finally:
+            active_set.PIN_ROUNDS = saved
+        assert active is not None and active.exact_inverse == exact
+        a = to_vector(active.alpha, var)
+        assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))
+        assert max_kkt(Q, a, C) < 1e-7

@@ -716,6 +716,46 @@ def _is_exact(fact: tuple) -> bool:
     return fact[0] in ("cholesky", "empty")
 
 
+def _pin_null_directions(
+    x: NDArray[np.float64], null: NDArray[np.float64], C: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Move a face minimiser along the null space of H: one variable per direction to a bound.
+
+    Along a null direction n of H (``H n = 0``) the dual and every gradient are
+    constant, so ``x + t n`` is as optimal as x for every t that stays in the box; at
+    the first bound met, that variable can be fixed there (its gradient is 0) and the
+    face loses one null direction. ISVM's dual is singular along one direction per
+    point whose multipliers are all free; pinning gives an optimum whose free block is
+    definite, so that it has a true inverse, which the C path can update and the folds
+    can border. Returns (positions in x of the pinned variables, their bounds).
+    """
+    x = np.clip(x, 0.0, C)
+    N = null.copy()
+    pinned, values = [], []
+    for d in range(N.shape[1]):
+        n = N[:, d]
+        scale = np.max(np.abs(n))
+        if scale == 0.0:
+            continue
+        moving = np.flatnonzero(np.abs(n) > 1e-8 * scale)
+        to_zero = -x[moving] / n[moving]
+        to_c = (C - x[moving]) / n[moving]
+        ahead = np.maximum(to_zero, to_c)  # the bound met moving forward (t >= 0)
+        behind = np.minimum(to_zero, to_c)  # ... and backward (t <= 0)
+        a, b = np.argmin(ahead), np.argmax(behind)
+        if ahead[a] <= -behind[b]:
+            k, t = moving[a], ahead[a]
+        else:
+            k, t = moving[b], behind[b]
+        x = np.clip(x + t * n, 0.0, C)
+        x[k] = 0.0 if x[k] <= 0.5 * C else C
+        pinned.append(k)
+        values.append(x[k])
+        # the other directions without a component on k: still null directions
+        N[:, d + 1 :] -= np.outer(n, N[k, d + 1 :] / n[k])
+    return np.array(pinned, dtype=np.int64), np.array(values)
+
+
 def _factorise(H: NDArray[np.float64]) -> tuple:
     """A solver for the symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
 
@@ -723,7 +763,8 @@ def _factorise(H: NDArray[np.float64]) -> tuple:
     any dual singular; where the Cholesky factorisation fails or has a pivot below
     1e-10 of the largest diagonal entry, the eigenvalue pseudo-inverse (cut at 1e-12
     of the largest eigenvalue) gives the minimum-norm solution of the consistent
-    stationarity system instead. Apply it with :func:`_solve`.
+    stationarity system instead (the dropped eigenvectors, a basis of the null space,
+    come last in the tuple). Apply it with :func:`_solve`.
     """
     if H.shape[0] == 0:
         return ("empty",)
@@ -732,7 +773,7 @@ def _factorise(H: NDArray[np.float64]) -> tuple:
         return ("cholesky", factor)
     w, V = scipy.linalg.eigh(H, check_finite=False)
     keep = w > 1e-12 * max(w[-1], 0.0)
-    return ("eigen", V[:, keep], w[keep])
+    return ("eigen", V[:, keep], w[keep], V[:, ~keep])
 
 
 def _solve(fact: tuple, b: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -834,6 +875,8 @@ UPDATE_RESIDUAL = 1e-8
 #: (relative to its right-hand side), after at most REFINE_STEPS refinements
 SOLVE_RESIDUAL = 1e-12
 REFINE_STEPS = 2
+#: times a settled but singular face may be reduced by :func:`_pin_null_directions`
+PIN_ROUNDS = 2
 
 
 def _blk(K, coding, var_i, var_j) -> tuple:
@@ -1047,7 +1090,9 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
         S, ssum, g = _state(K, coding, var_i, var_j, alpha)
         step = alpha[var_i, var_j] + g
         status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
-    for it in range(1, max_iter + 1):
+    it, limit, pin_rounds = 0, max_iter, PIN_ROUNDS
+    while it < limit:
+        it += 1
         free = np.flatnonzero(status == FREE)
         if free.shape[0] > max_free:
             return None
@@ -1088,7 +1133,15 @@ def _settle(K, coding, var_i, var_j, alpha, C, max_iter, max_free, status=None, 
         new[free[x > C * (1.0 + BOX_SLACK)]] = UPPER
         new[(status == ZERO) & (g > FREE_THRESHOLD)] = FREE
         new[(status == UPPER) & (g < -FREE_THRESHOLD)] = FREE
-        if np.array_equal(new, status):
+        singular = fact is not None and fact[0] == "eigen" and fact[3].shape[1] > 0
+        if np.array_equal(new, status) and singular and pin_rounds:
+            # a singular face: fix one variable per null direction at a bound (an
+            # optimum as good) and solve the smaller face, which has a true inverse
+            pin_rounds -= 1
+            limit += 1
+            pos, values = _pin_null_directions(x, fact[3], C)
+            new[free[pos]] = np.where(values == 0.0, ZERO, UPPER)
+        elif np.array_equal(new, status):
             alpha = np.clip(alpha, 0.0, C)
             S, ssum = _scores(K, coding, alpha)
             free_pos = np.full(n_var, -1, dtype=np.int64)
