@@ -102,6 +102,47 @@ def test_loo_matches_refitting_real(name, method):
     assert frame["converged"].all()
 
 
+def _far_pair_problem():
+    """Three clusters near the origin and a far pair: a class-0 point whose only
+    neighbour (kernel value ~1e-39) is of class 2, 100 units from everything else."""
+    gen = np.random.default_rng(0)
+    X = np.concatenate([gen.normal(c, 0.5, (8, 2)) for c in ([0, 0], [2, 0], [0, 2])])
+    X = np.vstack([X, [[100.0, 0.0], [106.0, 0.0]]])
+    y = np.append(np.repeat([0, 1, 2], 8), [0, 2])
+    return X, y
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_far_held_out_point_is_predicted_from_the_fold_solution(method):
+    """A held-out point far from every training point has true class scores of the
+    order of its largest kernel value (1e-39 here); the prediction must come from
+    them, not from the rounding residue (1e-16 x C) of removing the point's own
+    contribution from the full fit's scores. Compared with exact refits, no near-tie
+    allowance: the refit's top-two gaps are tiny in absolute terms but decisive."""
+    X, y = _far_pair_problem()
+    Cs = [0.6, 10.1, 40.1]
+    _, pred = loo_grid(X, y, method, [5.0], Cs, return_predictions=True)
+    _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
+    assert (gap[:, -2:] > 0).all()  # not ties: the neighbour decides
+    np.testing.assert_array_equal(pred[:, -2:], ref[:, -2:])
+    assert (pred[:, -2] == 2).all()  # the class-0 point takes its class-2 neighbour's label
+    assert ((pred != ref) <= (gap < NEAR_TIE)).all()
+
+
+@pytest.mark.parametrize("method", ["ova", "isvm", "ww"])
+def test_raw_scale_features_match_refitting(method):
+    """Vehicle unscaled (features in the hundreds): most kernel values underflow or are
+    below 1e-200, so most held-out scores are exact ties (class 0 by the argmax rule) or
+    decided by one tiny kernel value. Every prediction must equal the refit's."""
+    data = load_dataset("vehicle", source="bundled", scaling="none")
+    idx = rng(7, "test-loo", "vehicle-raw").choice(data.y.shape[0], 40, replace=False)
+    X, y = data.X[idx], data.y[idx]
+    frame, pred = loo_grid(X, y, method, [5.0], [0.6, 10.1], return_predictions=True)
+    _, ref, _ = loo_refit(X, y, method, [5.0], [0.6, 10.1], tol=1e-9)
+    np.testing.assert_array_equal(pred, ref)
+    assert frame["converged"].all()
+
+
 def test_accuracy_and_errors_consistent():
     X, y = _random_problem(3, 30, 3)
     frame, pred = loo_grid(X, y, "isvm", [5.0], [0.5, 2.0], return_predictions=True)

@@ -305,6 +305,9 @@ def _fold_fits(
             if not ok:
                 break
             tight *= 0.01
+        # the prediction from the fold's own multipliers, never from the incremental
+        # scores (see _core.refresh_point_scores)
+        _core.refresh_point_scores(p, fi, fj, alpha, cols, vals, c, K, S, ssum)
         pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
         epochs[p] = e
         certified[p] = cert
