@@ -66,7 +66,7 @@ def main() -> None:
     scale = len(Cs) / len(sub_Cs)
     lib_Cs = Cs[:: args.every_libsvm or args.every]
     lib_scale = len(Cs) / len(lib_Cs)
-    warm = load_dataset("wine", source="bundled")
+    warm = load_dataset("wine", source="bundled", scaling="minmax")
     pick = rng(0, "warm-up").choice(warm.y.shape[0], 30, replace=False)
     loo_grid(warm.X[pick], warm.y[pick], "isvm", [5.0], [1.0])  # compile outside the timings
     rows = []
@@ -77,7 +77,7 @@ def main() -> None:
     print(header)
     print("|" + "---|" * 11)
     for name in args.datasets:
-        data = load_dataset(name, source="bundled")
+        data = load_dataset(name, source="bundled", scaling="minmax")
         for n in args.sizes:
             if n >= data.y.shape[0]:
                 print(f"| {name} | {n} | skipped: the data set has {data.y.shape[0]} rows |")

@@ -189,7 +189,7 @@ def test_folds_along_the_c_path_stay_on_the_update_path():
     when updated solves were accepted at 1e-8, against none with fresh ones)."""
     from isvm.seeding import rng
 
-    data = load_dataset("yeast", source="bundled")
+    data = load_dataset("yeast", source="bundled", scaling="minmax")
     idx = rng(2, "test", "yeast").choice(data.y.shape[0], 50, replace=False)
     frame = loo_grid(data.X[idx], data.y[idx], "isvm", [5.0], loo.c_grid(20.1, 50, 2.5))
     assert frame.n_uncertified.sum() <= 2
@@ -226,7 +226,7 @@ def test_singular_isvm_faces_settle_with_a_true_inverse():
     block (here 80 letter rows, 25 classes, C = 10); the full fit pins one variable
     per null direction, so it keeps a true inverse (which the C path and the folds
     need) and still reaches the QP optimum. Without pinning it has a pseudo-inverse."""
-    data = load_dataset("letter", source="bundled")
+    data = load_dataset("letter", source="bundled", scaling="minmax")
     idx = np.random.default_rng(4).choice(data.y.shape[0], 80, replace=False)
     labels, y = np.unique(data.y[idx], return_inverse=True)
     n_classes, C = labels.shape[0], 10.0

@@ -73,7 +73,7 @@ class _Bundled(dict):
     """Data sets loaded from the bundled snapshot on first use, then kept for the session."""
 
     def __missing__(self, name: str) -> Dataset:
-        self[name] = load_dataset(name, source="bundled")
+        self[name] = load_dataset(name, source="bundled", scaling="minmax")
         return self[name]
 
 
@@ -152,7 +152,7 @@ def test_processed_arrays_do_not_depend_on_row_order():
         table.labels.iloc[perm].reset_index(drop=True),
         "shuffled",
     )
-    for scaling in ("minmax", "standard", "none"):
+    for scaling in ("zscore", "minmax", "none"):
         a, b = process_table(spec, table, scaling), process_table(spec, shuffled, scaling)
         assert a.X.tobytes() == b.X.tobytes() and a.y.tobytes() == b.y.tobytes()
 
@@ -161,12 +161,12 @@ def test_scalings():
     X = np.array([[1.0, 5.0, -2.0], [3.0, 5.0, 0.0], [2.0, 5.0, 4.0]])
     mm = scale(X, "minmax")
     assert np.allclose(mm, [[0, 0, 0], [1, 0, 1 / 3], [0.5, 0, 1]])
-    st = scale(X, "standard")
+    st = scale(X, "zscore")
     assert np.allclose(st.mean(axis=0), 0) and np.allclose(st[:, [0, 2]].std(axis=0), 1)
     assert np.all(st[:, 1] == 0.0)  # constant column, no division by zero
     assert np.array_equal(scale(X, "none"), X)
     # A constant column whose mean is not exact in floating point still maps to 0.
-    assert np.all(scale(np.full((3, 1), 0.1), "standard") == 0.0)
+    assert np.all(scale(np.full((3, 1), 0.1), "zscore") == 0.0)
     with pytest.raises(DataError, match="unknown scaling"):
         scale(X, "robust")
 
@@ -174,9 +174,23 @@ def test_scalings():
 def test_scaling_option_of_load_dataset():
     raw = load_dataset("iris", source="bundled", scaling="none")
     assert raw.X.min() == pytest.approx(0.1) and raw.X.max() == pytest.approx(7.9)
-    std = load_dataset("iris", source="bundled", scaling="standard")
+    std = load_dataset("iris", source="bundled")  # zscore, the default
+    assert std.scaling == "zscore"
     assert np.allclose(std.X.mean(axis=0), 0) and np.allclose(std.X.std(axis=0), 1)
     assert std.checksums["y"] == raw.checksums["y"]
+
+
+@pytest.mark.parametrize("name", ["vehicle", "glass", "dna"])
+def test_scalings_keep_rows_and_labels(name):
+    """Subsample indices are drawn once and used under every scaling: the canonical row
+    order and the labels must not depend on it (both scalings are increasing maps)."""
+    raw = load_dataset(name, source="bundled", scaling="none")
+    for scaling in ("zscore", "minmax"):
+        ds = load_dataset(name, source="bundled", scaling=scaling)
+        assert ds.checksums["y"] == raw.checksums["y"]
+        varying = raw.X.std(axis=0) > 0
+        order = np.lexsort(raw.X[:, varying].T[::-1])
+        assert np.array_equal(np.lexsort(ds.X[:, varying].T[::-1]), order)
 
 
 def test_class_order_rule():
@@ -306,7 +320,7 @@ def test_npz_is_deterministic_and_round_trips(tmp_path, bundled):
     ds = bundled["vowel"]
     a, b = save_npz(ds, tmp_path / "a.npz"), save_npz(ds, tmp_path / "b.npz")
     assert a.read_bytes() == b.read_bytes()
-    again = load_dataset("vowel", source="bundled")
+    again = load_dataset("vowel", source="bundled", scaling="minmax")
     assert save_npz(again, tmp_path / "c.npz").read_bytes() == a.read_bytes()
     back = load_npz(a)
     assert np.array_equal(back.X, ds.X) and np.array_equal(back.y, ds.y)
@@ -454,7 +468,7 @@ def fake_openml(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_openml_path_gives_the_same_arrays_as_the_bundled_one(fake_openml, tmp_path, bundled, name):
     fake_openml.add(name)
-    ds = load_dataset(name, source="openml", cache_dir=tmp_path / "cache")
+    ds = load_dataset(name, source="openml", scaling="minmax", cache_dir=tmp_path / "cache")
     ref = bundled[name]
     assert ds.source == "openml" and f"OpenML id {get_spec(name).openml_id}" in ds.provenance
     assert ds.class_names == ref.class_names

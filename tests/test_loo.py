@@ -226,12 +226,12 @@ def test_c_grid_rejects_bad_ranges():
 @pytest.fixture(scope="module")
 def wine_npz(tmp_path_factory):
     path = tmp_path_factory.mktemp("data") / "wine.npz"
-    save_npz(load_dataset("wine", source="bundled"), path)
+    save_npz(load_dataset("wine", source="bundled", scaling="minmax"), path)
     return path
 
 
 def test_chunks_do_not_change_numbers(wine_npz, tmp_path):
-    data = load_dataset("wine", source="bundled")
+    data = load_dataset("wine", source="bundled", scaling="minmax")
     idx = np.stack([rng(0, "sub", r).choice(178, 25, replace=False) for r in range(3)])
     np.save(tmp_path / "sub.npy", idx)
     grid = dict(gammas=[5.0], Cs=np.array([0.6, 5.1]), tol=1e-3, max_iter=None, threads=1, seed=1)

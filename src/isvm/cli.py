@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "subsample": ("isvm.experiment.subsample", "draw the seeded training subsamples"),
     "loo": ("isvm.loo_cli", "leave-one-out accuracy over a (C, gamma) grid"),
     "tables": ("isvm.experiment.tables", "build Tables 2-4 and the timing table"),
+    "sensitivity": (
+        "isvm.experiment.sensitivity",
+        "Table 3 under each reading (scaling x ranking x WW kernel) vs the paper",
+    ),
     "lrt": ("isvm.experiment.lrt", "Table 4 likelihood-ratio tests from a Table 3 CSV"),
     "consistency": ("isvm.experiment.consistency", "Bayes-consistency Monte Carlo (Table 5)"),
     "figures": ("isvm.experiment.figures", "draw the study's figures"),

@@ -24,7 +24,7 @@ from isvm.seeding import derive_seed
 
 #: columns of a LOO record file, in order
 RECORD_COLUMNS = [
-    "dataset", "Ns", "method", "subsample", "gamma", "C", "loo_accuracy", "n_errors",
+    "dataset", "scaling", "Ns", "method", "subsample", "gamma", "C", "loo_accuracy", "n_errors",
     "n_support", "iterations", "converged", "n_uncertified", "n_capped", "seconds",
 ]  # fmt: skip
 
@@ -81,6 +81,7 @@ def run_chunk(
     out = pd.concat(frames, ignore_index=True)
     out.insert(0, "method", method)
     out.insert(0, "Ns", ns)
+    out.insert(0, "scaling", dataset.scaling)
     out.insert(0, "dataset", dataset.name)
     return out[RECORD_COLUMNS]
 

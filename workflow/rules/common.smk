@@ -73,6 +73,12 @@ def check_config():
     for q in config["percentiles"]:
         if not 0 < q <= 100:
             config_error("percentiles", f"{q} is not in (0, 100]")
+    sens = config.get("sensitivity")
+    if sens and sens["n_subsamples"] > config["n_subsamples"]:
+        config_error(
+            "sensitivity.n_subsamples",
+            f"{sens['n_subsamples']} is more than n_subsamples ({config['n_subsamples']})",
+        )
 
 
 check_config()
@@ -89,17 +95,42 @@ N_SUBSAMPLES = config["n_subsamples"]
 REPS = config["reps_per_job"]
 N_CHUNKS = -(-N_SUBSAMPLES // REPS)
 CELLS = [(ds, ns) for ds in DATASETS for ns in sizes_of(ds)]
+#: the feature scaling of the study (data sets are kept per scaling)
+SCALING = config["data"]["scaling"]
 
 
-def loo_files(ds=None):
-    """Every LOO record file of the config (of one data set when ``ds`` is given)."""
+def dataset_file(ds, scaling=SCALING):
+    return f"resources/datasets/{scaling}/{ds}.npz"
+
+
+def loo_files(ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS):
+    """LOO record files: the study's (of one data set when ``ds`` is given) by default."""
     return [
-        f"results/loo/{d}/Ns{ns}/{m}/{c}.parquet"
+        f"results/loo/{scaling}/{d}/Ns{ns}/{m}/{c}.parquet"
         for d, ns in CELLS
         if ds is None or d == ds
-        for m in METHODS
-        for c in range(N_CHUNKS)
+        for m in methods
+        for c in range(n_chunks)
     ]
+
+
+#: the sensitivity study (config key `sensitivity`): readings of what the paper leaves open
+SENSITIVITY = config.get("sensitivity")
+SENSITIVITY_METHODS = []
+SENSITIVITY_FILES = []
+if SENSITIVITY:
+    SENSITIVITY_METHODS = ["isvm", "ova", *SENSITIVITY["ww_methods"]]
+    SENSITIVITY_FILES = sorted(
+        {
+            f
+            for sc in SENSITIVITY["scalings"]
+            for f in loo_files(
+                scaling=sc,
+                methods=SENSITIVITY_METHODS,
+                n_chunks=-(-SENSITIVITY["n_subsamples"] // REPS),
+            )
+        }
+    )
 
 
 def _fmt(x):
@@ -134,7 +165,7 @@ SETTINGS = {
         f"{SOLVER['max_iter'] if SOLVER['max_iter'] is not None else 'default'}"
     ),
     "seed": config["seed"],
-    "pooling": config["pooling"],
+    "pooling (ranking)": config["pooling"],
     "percentiles": ", ".join(map(_fmt, config["percentiles"])),
     "data": f"source {config['data']['source']}, scaling {config['data']['scaling']}",
 }
@@ -165,6 +196,12 @@ def parent_of(name):
 TABLES = "results/tables"
 FIGURES = "results/figures"
 TIMING = "results/timing"
+SENSITIVITY_TARGETS = (
+    [f"{TABLES}/{s}.{ext}" for s in ("sensitivity", "sensitivity_datasets") for ext in ("csv", "md")]
+    + [f"{FIGURES}/sensitivity.{ext}" for ext in ("png", "pdf")]
+    if SENSITIVITY
+    else []
+)
 TABLE_STEMS = [
     "table2",
     "table3",
@@ -191,11 +228,13 @@ ALL_TARGETS = (
         for ext in ("png", "pdf")
     ]
     + [f"{FIGURES}/near_best.csv"]
+    + SENSITIVITY_TARGETS
 )
 
 
 wildcard_constraints:
     ds="|".join(DATASETS),
     ns=r"\d+",
-    method="|".join(METHODS),
+    method="|".join(sorted(set(METHODS) | set(SENSITIVITY_METHODS))),
+    scaling="zscore|minmax|none",
     chunk=r"\d+",

@@ -1,4 +1,4 @@
-# Data sets (resources/datasets/{ds}.npz) and the seeded subsamples
+# Data sets (resources/datasets/{scaling}/{ds}.npz) and the seeded subsamples
 # (results/subsamples/{ds}/Ns{ns}.npy). Both are quick and run on the submit
 # host: compute nodes often have no internet, and hundreds of one-second jobs
 # would only flood a scheduler.
@@ -11,23 +11,24 @@ localrules:
 
 rule fetch_data:
     output:
-        "resources/datasets/{ds}.npz",
+        "resources/datasets/{scaling}/{ds}.npz",
     log:
-        "results/logs/data/{ds}.log",
+        "results/logs/data/{scaling}/{ds}.log",
     conda:
         "../../envs/isvm.yaml"
     params:
         source=config["data"]["source"],
-        scaling=config["data"]["scaling"],
     shell:
         "python -m isvm data fetch {wildcards.ds} --source {params.source}"
-        " --scaling {params.scaling} --cache-dir resources/openml-cache"
+        " --scaling {wildcards.scaling} --cache-dir resources/openml-cache"
         " --out {output} > {log} 2>&1"
 
 
+# Subsamples come from the study's scaling; rows and labels are the same under every
+# scaling (isvm.data.preprocess.scale), so the sensitivity study uses them too.
 rule subsample:
     input:
-        "resources/datasets/{ds}.npz",
+        dataset_file("{ds}"),
     output:
         "results/subsamples/{ds}/Ns{ns}.npy",
     log:

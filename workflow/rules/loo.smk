@@ -5,12 +5,12 @@
 
 rule loo:
     input:
-        data="resources/datasets/{ds}.npz",
+        data="resources/datasets/{scaling}/{ds}.npz",
         subsamples="results/subsamples/{ds}/Ns{ns}.npy",
     output:
-        "results/loo/{ds}/Ns{ns}/{method}/{chunk}.parquet",
+        "results/loo/{scaling}/{ds}/Ns{ns}/{method}/{chunk}.parquet",
     log:
-        "results/logs/loo/{ds}/Ns{ns}/{method}/{chunk}.log",
+        "results/logs/loo/{scaling}/{ds}/Ns{ns}/{method}/{chunk}.log",
     conda:
         "../../envs/isvm.yaml"
     threads: config["loo_threads"]

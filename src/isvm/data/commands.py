@@ -1,6 +1,6 @@
 """``python -m isvm data ...``: fetch a processed data set, list the registry, build Table 2.
 
-- ``fetch NAME [--source openml|bundled|auto] [--scaling minmax|standard|none] [--out PATH]``
+- ``fetch NAME [--source openml|bundled|auto] [--scaling zscore|minmax|none] [--out PATH]``
   writes ``resources/datasets/NAME.npz`` (or ``--out``); this is what the workflow's rule calls.
 - ``list`` prints the registry.
 - ``table2 NPZ... [--out-stem results/tables/table2]`` writes Table 2 (ours beside the paper's).
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fetch = sub.add_parser("fetch", help="load one data set, preprocess it and write an .npz")
     fetch.add_argument("name", choices=DATASETS, metavar="NAME", help="registry name")
     fetch.add_argument("--source", choices=SOURCES, default="openml", help="default: openml")
-    fetch.add_argument("--scaling", choices=SCALINGS, default="minmax", help="default: minmax")
+    fetch.add_argument("--scaling", choices=SCALINGS, default="zscore", help="default: zscore")
     fetch.add_argument("--out", type=Path, help="default: resources/datasets/NAME.npz")
     fetch.add_argument(
         "--cache-dir", type=Path, help="OpenML cache (default: resources/openml-cache)"

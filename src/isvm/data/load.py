@@ -95,7 +95,7 @@ def _make_dataset(
 def load_dataset(
     name: str,
     source: str = "openml",
-    scaling: str = "minmax",
+    scaling: str = "zscore",
     cache_dir: Path | str | None = None,
     *,
     bundled_dir: Path | str | None = None,
@@ -106,7 +106,7 @@ def load_dataset(
     ``cache_dir``, default ``resources/openml-cache``), ``bundled`` (the
     snapshot shipped with the package, or ``bundled_dir``), or ``auto``
     (OpenML, falling back to the snapshot with a warning when OpenML fails).
-    ``scaling``: ``minmax`` (default), ``standard`` or ``none``.
+    ``scaling``: ``zscore`` (default), ``minmax`` or ``none`` (docs/data.md).
     Every failure is a :class:`DataError` with the data set and the cause.
     """
     spec = get_spec(name)
