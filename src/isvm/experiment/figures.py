@@ -375,7 +375,7 @@ def plot_table3_differences(
 def plot_table3_vs_paper(
     comparison: pd.DataFrame, path: str | Path, *, caption: str = ""
 ) -> list[Path]:
-    """Our Table 3 cells (y) against the paper's (x), y = x dashed."""
+    """Our Table 3 cells (y) against the paper's (x), y = x dashed, each data set labelled."""
     plt = _plt()
     both = comparison[comparison["ours"].notna() & comparison["paper"].notna()]
     fig, ax = plt.subplots(figsize=(6.6, 6.8))
@@ -397,6 +397,12 @@ def plot_table3_vs_paper(
                 st = _style(m)
                 ax.scatter(s["paper"], s["ours"], color=st["color"], marker=mk, s=26,
                            alpha=0.8, label=f"{st['label']}, top {q}%")  # fmt: skip
+        several_sizes = both.groupby("dataset")["Ns"].nunique().max() > 1
+        for (ds, ns), cell in both.groupby(["dataset", "Ns"], sort=False):
+            # one label per data set (and size), at the mean of its cells
+            name = f"{ds} {ns}" if several_sizes else str(ds)
+            ax.annotate(name, (cell["paper"].mean(), cell["ours"].mean()), fontsize=6,
+                        xytext=(3, 3), textcoords="offset points", color="0.25")  # fmt: skip
         diff = both["ours"] - both["paper"]
         ax.text(
             0.02, 0.98,
