@@ -506,7 +506,7 @@ def test_openml_network_failure_is_a_clear_error_and_auto_falls_back(
     with pytest.raises(DataError, match=r"'wine' \(OpenML id 187\).*ConnectionError"):
         load_dataset("wine", source="openml", cache_dir=tmp_path)
     with pytest.warns(UserWarning, match="OpenML failed for wine.*ConnectionError.*bundled"):
-        ds = load_dataset("wine", source="auto", cache_dir=tmp_path)
+        ds = load_dataset("wine", source="auto", scaling="minmax", cache_dir=tmp_path)
     assert ds.source == "bundled" and ds.checksums == bundled["wine"].checksums
 
 
@@ -521,7 +521,7 @@ def test_openml_serving_other_rows_is_refused_and_auto_falls_back(fake_openml, t
         load_dataset("satimage", source="openml", cache_dir=tmp_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = load_dataset("satimage", source="auto", cache_dir=tmp_path)
+        ds = load_dataset("satimage", source="auto", scaling="minmax", cache_dir=tmp_path)
     assert ds.source == "bundled" and ds.n_examples == 6435
     assert any("6430 rows" in str(w.message) for w in caught)
 

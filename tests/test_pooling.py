@@ -11,6 +11,8 @@ from isvm.experiment.paper import PAPER_NAMES, paper_table
 from isvm.experiment.pooling import (
     POOLINGS,
     compare_table3,
+    comparison_summary,
+    summary_text,
     table3,
     table3_long,
     top_count,
@@ -68,8 +70,8 @@ def test_hand_computed_modes() -> None:
     assert table3_long(recs, pooling="pooled")["n_top"].tolist() == [1, 2, 4]
     assert table3_long(recs, pooling="per_subsample")["n_top"].tolist() == [2, 2, 4]
     assert table3_long(recs, pooling="mean_then_rank")["n_ranked"].tolist() == [4, 4, 4]
-    wide = table3(recs)
-    assert wide.loc[0, "dataset"] == "Wine" and wide.loc[0, "isvm_50"] == pytest.approx(83.75)
+    wide = table3(recs)  # the default ranking: within each subsample
+    assert wide.loc[0, "dataset"] == "Wine" and wide.loc[0, "isvm_50"] == pytest.approx(81.25)
     assert wide[["ova_10", "ww_50"]].isna().all().all()
 
 
@@ -164,8 +166,10 @@ def test_compare_table3_alignment() -> None:
     ours.loc[(ours["dataset"] == "glass") & (ours["Ns"] == 100), "ova_25"] += 1.0
     ours = ours[~((ours["dataset"] == "letter") & (ours["Ns"] == 500))]  # a row we lack
     extra = pd.DataFrame([{"dataset": "toy", "Ns": 30, **{c: 50.0 for c in paper.columns[2:]}}])
-    comp = compare_table3(pd.concat([ours, extra], ignore_index=True))
+    comp = compare_table3(pd.concat([ours, extra], ignore_index=True), ran_only=False)
     assert len(comp) == (len(paper) + 1) * 9
+    ran = compare_table3(pd.concat([ours, extra], ignore_index=True))
+    assert len(ran) == len(paper) * 9 and "paper only" not in set(ran["present"])
     assert comp.columns.tolist() == [
         "dataset",
         "Ns",
@@ -187,6 +191,27 @@ def test_compare_table3_alignment() -> None:
     only_ours = comp[comp["present"] == "ours only"]
     assert only_ours["dataset"].unique().tolist() == ["toy"] and only_ours["paper"].isna().all()
     assert comp["dataset"].iloc[0] == "Abalone" and comp["dataset"].iloc[-1] == "toy"
+
+
+def test_comparison_summary_counts_and_correlates() -> None:
+    paper = paper_table(3)
+    ours = paper[paper["Ns"] == 50].copy()
+    ours["isvm_10"] -= 0.5  # a uniform shift keeps the ISVM - rival correlation at 1
+    ours["isvm_25"] -= 0.5
+    ours["isvm_50"] -= 0.5
+    ours.loc[ours["dataset"] == "Iris", "ova_10"] += 3.0
+    summary = comparison_summary(compare_table3(ours)).set_index("method")
+    assert summary.loc["isvm", "cells"] == 3 * len(ours)
+    assert summary.loc["isvm", "mean_diff"] == pytest.approx(-0.5)
+    assert summary.loc["ova", "mean_abs_diff"] == pytest.approx(3.0 / (3 * len(ours)))
+    assert summary.loc["ww", "within_2"] == 3 * len(ours)
+    theirs = ours.merge(paper, on=["dataset", "Ns"], suffixes=("", "_p"))
+    want = sum(int((theirs[f"isvm_{q}_p"] > theirs[f"ova_{q}_p"]).sum()) for q in (10, 25, 50))
+    assert summary.loc["isvm", "paper_isvm_gt_ova"] == want
+    assert summary.loc["isvm", "corr_isvm_minus_ww"] == pytest.approx(1.0)
+    assert summary.loc["isvm", "corr_isvm_minus_ova"] < 1.0
+    text = summary_text(summary.reset_index())
+    assert text.startswith("isvm: 42 cells, mean diff -0.50") and "ova: 42 cells" in text
 
 
 def _paper_records() -> tuple[pd.DataFrame, pd.Series]:
@@ -263,5 +288,5 @@ def test_write_table3(tmp_path) -> None:
         "t3_times.md",
     ]
     md = (tmp_path / "t3.md").read_text()
-    assert "- pooling: pooled" in md and "- grid: test" in md
+    assert "- pooling: per_subsample" in md and "- grid: test" in md
     assert list(pd.read_csv(tmp_path / "t3.csv").columns) == list(paper_table(3).columns)

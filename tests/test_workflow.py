@@ -38,7 +38,7 @@ TABLE_FILES = sorted(
     f"{stem}.{ext}"
     for stem in (
         "table2", "table3", "table3_long", "table3_vs_paper", "table4", "table4_long",
-        "table4_vs_paper", "loo_diagnostics", "table5",
+        "table4_vs_paper", "loo_diagnostics", "table5", "sensitivity", "sensitivity_datasets",
     )
     for ext in ("csv", "md")
 )  # fmt: skip
@@ -221,7 +221,10 @@ def _variant(tmp_path: Path, old: str, new: str) -> Path:
     [
         ("n_subsamples: 2", "n_subsample: 2", "'n_subsample' was unexpected"),
         ("  source: bundled", "  sourse: bundled", "'sourse' was unexpected"),
-        ("pooling: pooled", "pooling: pool", "'pool' is not one of"),
+        ("pooling: per_subsample", "pooling: pool", "'pool' is not one of"),
+        ("  scaling: zscore", "  scaling: standard", "'standard' is not one of"),
+        ("  n_subsamples: 2\n  scalings", "  n_subsamples: 3\n  scalings",
+         "config key 'sensitivity.n_subsamples': 3 is more than n_subsamples (2)"),
         ("n_subsamples: 2", "n_subsamples: 0", "['n_subsamples']"),
         ("datasets: [iris, wine, glass]", "datasets: [iris, wine, glas]", "'glas' is not one of"),
         ("default: [30, 50]", "default: [30, 160]", "config key 'sizes.default': Ns 160 is "
@@ -248,7 +251,8 @@ def test_defaults_are_filled(tmp_path):
     assert proc.returncode == 0, _tail(proc)
     out = proc.stdout
     assert "--n-subsamples 10 --seed 2012" in out  # schema defaults
-    assert "--source bundled --scaling minmax" in out
+    assert "--source bundled --scaling zscore" in out
+    assert "rule sensitivity" not in out  # only with the sensitivity key
     assert "--draws 100000" in out
 
 
@@ -322,7 +326,7 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     loo_dir = workdir / "results" / "loo"
     deadline = time.monotonic() + 600
     try:
-        while len(list(loo_dir.glob("*/*/*/*.parquet"))) < 3:
+        while len(list(loo_dir.glob("*/*/*/*/*.parquet"))) < 3:
             assert proc.poll() is None, "the run ended before it could be interrupted"
             assert time.monotonic() < deadline, "no LOO output after 600 s"
             time.sleep(0.2)
@@ -354,8 +358,8 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     changed = [f for f in kept if (workdir / f).stat().st_mtime_ns != before[f]]
     assert not changed, f"completed outputs were recomputed: {changed}"
     assert len(kept) >= len(before) - 1
-    n_loo = len(list(loo_dir.glob("*/*/*/*.parquet")))
-    assert n_loo == 18
+    n_loo = len(list(loo_dir.glob("*/*/*/*/*.parquet")))
+    assert n_loo == 18 + 18  # the study (zscore) and, for the sensitivity study, minmax
     ran = (proc2.stdout + proc2.stderr).count("rule loo:")
     assert ran == n_loo - len([f for f in done_loo if f in kept]), _tail(proc2)
 
@@ -374,7 +378,7 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
     for chunk in (0, 1):
         out = tmp_path / f"{chunk}.parquet"
         cmd = [
-            sys.executable, "-m", "isvm", "loo", "--data", "resources/datasets/iris.npz",
+            sys.executable, "-m", "isvm", "loo", "--data", "resources/datasets/zscore/iris.npz",
             "--subsamples", "results/subsamples/iris/Ns30.npy", "--method", "isvm",
             "--chunk", str(chunk), "--reps-per-job", "1", "--gammas", "5", "10",
             "--C-start", "0.1", "--C-stop", "2.0", "--C-step", "0.7", "--tol", "0.001",
@@ -384,7 +388,7 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append(pd.read_parquet(out))
     chunks = pd.concat(outs, ignore_index=True)
-    both = pd.read_parquet(smoke_run / "results" / "loo" / "iris" / "Ns30" / "isvm" / "0.parquet")
+    both = pd.read_parquet(smoke_run / "results/loo/zscore/iris/Ns30/isvm/0.parquet")
     assert len(both) == 2 * 2 * 3
     pd.testing.assert_frame_equal(
         chunks.drop(columns="seconds"), both.drop(columns="seconds"), check_exact=True

@@ -197,7 +197,11 @@ TABLES = "results/tables"
 FIGURES = "results/figures"
 TIMING = "results/timing"
 SENSITIVITY_TARGETS = (
-    [f"{TABLES}/{s}.{ext}" for s in ("sensitivity", "sensitivity_datasets") for ext in ("csv", "md")]
+    [
+        f"{TABLES}/{s}.{ext}"
+        for s in ("sensitivity", "sensitivity_datasets")
+        for ext in ("csv", "md")
+    ]
     + [f"{FIGURES}/sensitivity.{ext}" for ext in ("png", "pdf")]
     if SENSITIVITY
     else []

@@ -338,8 +338,8 @@ def summary_text(summary: pd.DataFrame) -> str:
             if col in summary.columns and pd.notna(getattr(row, col)):
                 line += (
                     f"; ISVM > {rival} in {int(getattr(row, col))} cells "
-                    f"(paper: {int(getattr(row, 'paper_' + col))}), correlation of "
-                    f"ISVM - {rival} with the paper's {getattr(row, 'corr_isvm_minus_' + rival):.2f}"
+                    f"(paper: {int(getattr(row, 'paper_' + col))}), correlation of ISVM - "
+                    f"{rival} with the paper's {getattr(row, 'corr_isvm_minus_' + rival):.2f}"
                 )
         lines.append(line + ".")
     return " ".join(lines)

@@ -55,7 +55,8 @@ def _readings(
             missing = {"isvm", "ova", ww} - set(sub["method"])
             if missing:
                 raise ValueError(
-                    f"no LOO records for scaling {scaling!r}, method(s) {', '.join(sorted(missing))}"
+                    f"no LOO records for scaling {scaling!r}, "
+                    f"method(s) {', '.join(sorted(missing))}"
                 )
             counts = sub.groupby(["dataset", "Ns", "method"])["subsample"].nunique()
             if (counts < n_subsamples).any():
@@ -63,9 +64,7 @@ def _readings(
                 raise ValueError(
                     f"scaling {scaling!r}: {short} has fewer than {n_subsamples} subsamples"
                 )
-            sub = sub.drop(columns="scaling").assign(
-                method=sub["method"].replace({ww: "ww"})
-            )
+            sub = sub.drop(columns="scaling").assign(method=sub["method"].replace({ww: "ww"}))
             for pool in poolings:
                 yield {"scaling": scaling, "pooling": pool, "ww_method": ww}, sub
 
@@ -126,7 +125,9 @@ def sensitivity_tables(
 
 def _label(row: Mapping[str, object]) -> str:
     ranking = {"per_subsample": "per subsample", "mean_then_rank": "mean, rank"}
-    return f"{row['scaling']}\n{ranking.get(str(row['pooling']), row['pooling'])}\n{row['ww_method']}"
+    return (
+        f"{row['scaling']}\n{ranking.get(str(row['pooling']), row['pooling'])}\n{row['ww_method']}"
+    )
 
 
 def plot_sensitivity(table: pd.DataFrame, path: str | Path, *, caption: str = "") -> list[Path]:
@@ -135,7 +136,9 @@ def plot_sensitivity(table: pd.DataFrame, path: str | Path, *, caption: str = ""
 
     plt = _plt()
     x = np.arange(len(table))
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(max(7.0, 0.55 * len(table) + 2), 7.0), sharex=True)
+    fig, (ax1, ax2) = plt.subplots(
+        2, 1, figsize=(max(7.0, 0.55 * len(table) + 2), 7.0), sharex=True
+    )
     width = 0.27
     for k, m in enumerate(pooling.PAPER_METHODS):
         ax1.bar(x + (k - 1) * width, table[f"mad_{m}"], width, label=m, color=_style(m)["color"])

@@ -17,7 +17,7 @@ deterministic too.
 
 CLI (what the workflow calls)::
 
-    python -m isvm subsample --data resources/datasets/iris.npz --ns 50 \\
+    python -m isvm subsample --data resources/datasets/zscore/iris.npz --ns 50 \\
         --n-subsamples 100 --seed 2012 --out results/subsamples/iris/Ns50.npy
 """
 

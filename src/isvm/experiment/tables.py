@@ -1,7 +1,7 @@
 """``python -m isvm tables``: Tables 2-4 and the training-time table of one study run.
 
-Reads the LOO record files (``results/loo/{ds}/Ns{n}/{method}/{chunk}.parquet``)
-and the data sets (``resources/datasets/{ds}.npz``) of one configuration and
+Reads the LOO record files (``results/loo/{scaling}/{ds}/Ns{n}/{method}/{chunk}.parquet``)
+and the data sets (``resources/datasets/{scaling}/{ds}.npz``) of one configuration and
 writes, each as CSV and Markdown with the settings that produced it and the
 paper's numbers beside ours:
 
