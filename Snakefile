@@ -12,6 +12,7 @@ the logic lives in src/isvm. See README.md and docs/workflow.md.
 
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -24,7 +25,12 @@ if not workflow.overwrite_configfiles:
     configfile: str(Path(workflow.basedir) / "config" / "config.yaml")
 
 
-validate(config, "config/schema.yaml")
+include: "workflow/rules/config.smk"
+
+
+config.update(typed(dict(config)))
+check_schema(config, Path(workflow.basedir) / "config" / "schema.yaml")
+validate(config, "config/schema.yaml")  # fills in the defaults
 
 
 report: "workflow/report/workflow.rst"

@@ -225,7 +225,8 @@ def _variant(tmp_path: Path, old: str, new: str) -> Path:
         ("  scaling: zscore", "  scaling: standard", "'standard' is not one of"),
         ("  n_subsamples: 2\n  scalings", "  n_subsamples: 3\n  scalings",
          "config key 'sensitivity.n_subsamples': 3 is more than n_subsamples (2)"),
-        ("n_subsamples: 2", "n_subsamples: 0", "['n_subsamples']"),
+        ("n_subsamples: 2", "n_subsamples: 0", "config key 'n_subsamples': 0 is less than"),
+        ("default: [30, 50]", "default: [30, x]", "config key 'sizes.default.1': 'x' is not of"),
         ("datasets: [iris, wine, glass]", "datasets: [iris, wine, glas]", "'glas' is not one of"),
         ("default: [30, 50]", "default: [30, 160]", "config key 'sizes.default': Ns 160 is "
          "larger than data set 'iris' (150 rows)"),
@@ -238,6 +239,30 @@ def test_bad_config_stops_with_a_message_naming_it(tmp_path, old, new, message):
     proc = snakemake("-n", "--directory", tmp_path, "--configfile", _variant(tmp_path, old, new))
     assert proc.returncode != 0
     assert message in proc.stdout + proc.stderr, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_schema_errors_are_one_line_each(tmp_path):
+    variant = _variant(tmp_path, "n_subsamples: 2", "n_subsample: 2")
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", variant)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "config key '(top level)': Additional properties are not allowed" in out
+    assert len(out.splitlines()) < 30, _tail(proc)  # not the whole schema
+
+
+@pytest.mark.workflow
+def test_nested_overrides_are_typed(tmp_path):
+    """`--config` values inside braces arrive as strings; they are read as numbers."""
+    proc = snakemake(
+        "-n", "--directory", tmp_path, "--configfile", SMOKE, "--quiet", "rules", "--config",
+        "sizes={default: [30]}", "grid={gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}",
+        "percentiles=[10, 50]", "data={source: bundled, scaling: none}",
+    )  # fmt: skip
+    assert proc.returncode == 0, _tail(proc)
+    counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
+    # iris, wine, glass at Ns 30 x 3 methods: unscaled (the study), zscore and minmax (sensitivity)
+    assert counts.get("loo") == str(3 * 3 * 3)
 
 
 @pytest.mark.workflow
