@@ -29,6 +29,8 @@ include: "workflow/rules/config.smk"
 
 
 config.update(typed(dict(config)))
+if config.get("sensitivity", False) is None:  # `sensitivity: null` means "not run"
+    del config["sensitivity"]
 check_schema(config, Path(workflow.basedir) / "config" / "schema.yaml")
 validate(config, "config/schema.yaml")  # fills in the defaults
 

@@ -282,6 +282,29 @@ def test_defaults_are_filled(tmp_path):
 
 
 @pytest.mark.workflow
+@pytest.mark.parametrize(
+    ("sensitivity", "loo_jobs"),
+    [
+        ("", 3),  # no key: the study alone (iris Ns 30, 3 methods, 1 chunk)
+        ("sensitivity: null\n", 3),
+        # defaults: 3 scalings x (isvm, ova, ww, ww_paper); zscore isvm/ova/ww are the study's
+        ("sensitivity: {n_subsamples: 1}\n", 3 + 1 + 4 + 4),
+    ],
+)
+def test_sensitivity_key_and_its_defaults(tmp_path, sensitivity, loo_jobs):
+    minimal = tmp_path / "minimal.yaml"
+    minimal.write_text(
+        "datasets: [iris]\nsizes: {default: [30]}\nn_subsamples: 2\nreps_per_job: 2\n"
+        "grid: {gammas: [5], C: {start: 0.1, stop: 1.0, step: 0.5}}\n" + sensitivity
+    )
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", minimal, "--quiet", "rules")
+    assert proc.returncode == 0, _tail(proc)
+    counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
+    assert counts.get("loo") == str(loo_jobs), proc.stdout
+    assert ("sensitivity" in counts) == (loo_jobs > 3)
+
+
+@pytest.mark.workflow
 def test_smoke_run_produces_every_table_and_figure(smoke_run):
     got = sorted(p.name for p in (smoke_run / "results" / "tables").iterdir())
     assert got == TABLE_FILES
