@@ -201,3 +201,13 @@ def test_write_table4(tmp_path) -> None:
         "table4_vs_paper.md",
     ]
     assert "20 of 24 cells match" in (tmp_path / "table4_vs_paper.md").read_text()
+
+
+def test_compare_table4_ran_only_keeps_the_sizes_of_this_run() -> None:
+    t3 = paper_table(3)
+    t3 = t3[t3["Ns"] == 50]
+    every = compare_table4(t3)
+    ran = compare_table4(t3, ran_only=True)
+    assert sorted(set(every["Ns"])) == [50, 100, 200, 500]
+    assert set(ran["Ns"]) == {50} and len(ran) == 6  # 2 rivals x 3 percentiles
+    assert ran["ours"].notna().all()

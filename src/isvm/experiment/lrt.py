@@ -240,12 +240,14 @@ def compare_table4(
     paper: pd.DataFrame | None = None,
     pooled_sizes: Mapping[int, int] | None = None,
     ties: str = "loss",
+    ran_only: bool = False,
 ) -> pd.DataFrame:
     """Our Table 4 cells beside the paper's, with the wins each implies and a match flag.
 
     Matched on (Ns, column); a cell present on one side only is kept with NaN on
-    the other (and ``match`` False). ``k_paper`` is the k whose printed LR equals
-    the published value (missing when that value is 1).
+    the other (and ``match`` False), except that ``ran_only`` leaves out the
+    paper's cells at sizes this run has none of. ``k_paper`` is the k whose
+    printed LR equals the published value (missing when that value is 1).
     """
     paper = paper_table(4) if paper is None else paper
     long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
@@ -253,7 +255,7 @@ def compare_table4(
     published = paper.melt(
         id_vars=["Ns", "n_datasets"], value_vars=cols, var_name="column", value_name="paper"
     ).rename(columns={"n_datasets": "n_paper"})
-    out = long.merge(published, on=["Ns", "column"], how="outer")
+    out = long.merge(published, on=["Ns", "column"], how="left" if ran_only else "outer")
     out["rival"] = out["column"].str.split("_").str[0]
     out["percentile"] = out["column"].str.split("_").str[1].astype(int)
     out["k_paper"] = pd.array(
@@ -288,7 +290,7 @@ def write_table4(
     settings = {**settings, "ties": ties, "pooled_sizes": pooled_sizes or DEFAULT_POOLED_SIZES}
     main = lrt_table(table3, pooled_sizes=pooled_sizes, ties=ties)
     long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
-    comp = compare_table4(table3, pooled_sizes=pooled_sizes, ties=ties)
+    comp = compare_table4(table3, pooled_sizes=pooled_sizes, ties=ties, ran_only=True)
     n_match = int(comp["match"].sum())
     paths = list(
         write_table(
