@@ -431,7 +431,10 @@ def loo_grid(
     rows, preds = [], []
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    blas_limit = threadpool_limits(limits=threads)  # the factorisations use BLAS: same budget
+    # BLAS on one thread: a multi-threaded factorisation rounds differently with the
+    # thread count, which moved iteration and uncertified-fold counts (never a
+    # prediction) between runs with different `threads`; the folds are the parallel part.
+    blas_limit = threadpool_limits(limits=1)
     try:
         for gamma in gammas:
             K = kernels[gamma]

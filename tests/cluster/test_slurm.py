@@ -325,7 +325,7 @@ def test_a_loo_job_killed_by_scancel_is_reported_and_retried(slurm_run, local_ru
     # a missing intermediate file whose consumers are up to date).
     workdir = tmp_path / "scancel"
     shutil.copytree(slurm_run.workdir, workdir, symlinks=True)
-    redo = Path("iris")
+    redo = Path("zscore") / "iris"  # records and logs are kept per feature scaling
     loo_logs = next(
         (workdir / p / redo for p in ("results/logs/loo", "logs/loo") if (workdir / p).is_dir()),
         None,
