@@ -572,3 +572,19 @@ def test_table2_from_all_14_bundled_data_sets(bundled, tmp_path):
     csv_path, md_path = write_table2(datasets, tmp_path / "table2")
     assert csv_path.read_text().count("\n") == 15
     assert "12 counting base performance within 1.5 pp" in md_path.read_text()
+
+
+def test_cli_fetch_defaults_follow_the_workflow(tmp_path, monkeypatch):
+    """Offline by default, written where the workflow keeps it (one folder per scaling)."""
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["data", "fetch", "iris"]) == 0
+    ds = load_npz(tmp_path / "resources" / "datasets" / "zscore" / "iris.npz")
+    assert (ds.source, ds.scaling) == ("bundled", "zscore")
+
+
+def test_cli_help_states_defaults(capsys):
+    with pytest.raises(SystemExit):
+        cli_main(["loo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(the paper: 5 10)" in text and "(default: 0.001)" in text
+    assert "--data DATA data set .npz (isvm data fetch) --" in text  # required: no default

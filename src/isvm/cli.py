@@ -29,6 +29,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Help that states each option's default, where it has one (not on required options)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.required or any(action.default is x for x in (None, argparse.SUPPRESS, False)):
+            return text
+        if "%(default)" in text or "default:" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per available command."""
     parser = argparse.ArgumentParser(prog="isvm", description=__doc__.splitlines()[0])
@@ -53,7 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"isvm: the '{name}' command is not available in this build", file=sys.stderr)
         return 2
-    parser = argparse.ArgumentParser(prog=f"isvm {name}", description=help_text)
+    parser = argparse.ArgumentParser(
+        prog=f"isvm {name}",
+        description=help_text,
+        formatter_class=_DefaultsFormatter,
+    )
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     return int(module.run(args) or 0)

@@ -88,20 +88,40 @@ def run_chunk(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm loo``."""
-    parser.add_argument("--data", type=Path, required=True, help="data set .npz")
-    parser.add_argument("--subsamples", type=Path, required=True, help="subsample indices .npy")
+    parser.add_argument("--data", type=Path, required=True, help="data set .npz (isvm data fetch)")
+    parser.add_argument(
+        "--subsamples", type=Path, required=True,
+        help="subsample index matrix .npy (isvm subsample), one row per subsample",
+    )  # fmt: skip
     parser.add_argument("--method", required=True, choices=sorted(FORMULATIONS))
     parser.add_argument("--chunk", type=int, default=0, help="chunk number (0-based)")
-    parser.add_argument("--reps-per-job", type=int, default=1, help="subsamples per chunk")
-    parser.add_argument("--gammas", type=float, nargs="+", required=True)
-    parser.add_argument("--C-start", type=float, required=True)
-    parser.add_argument("--C-stop", type=float, required=True)
-    parser.add_argument("--C-step", type=float, required=True)
-    parser.add_argument("--tol", type=float, default=1e-3)
-    parser.add_argument("--max-iter", type=int, default=None, help="epochs per fit")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, required=True, help="output .parquet")
+    parser.add_argument(
+        "--reps-per-job", type=int, default=1,
+        help="subsamples per chunk: chunk K runs subsamples K*R .. K*R+R-1",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gammas", type=float, nargs="+", required=True, metavar="GAMMA",
+        help="kernel widths gamma of exp(-gamma ||x - x'||^2 / M) (the paper: 5 10)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--C-start", type=float, required=True, help="first C of the grid (the paper: 0.1)"
+    )
+    parser.add_argument(
+        "--C-stop", type=float, required=True,
+        help="the grid runs while C is below this (the paper: 50, i.e. up to 49.6)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--C-step", type=float, required=True, help="C step of the grid (the paper: 0.5)"
+    )
+    parser.add_argument("--tol", type=float, default=1e-3, help="maximum KKT violation of a fit")
+    parser.add_argument(
+        "--max-iter", type=int, default=None, help="epochs per fit (default: the engine's cap)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="numba threads for the folds (numbers unchanged)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the study's seed")
+    parser.add_argument("--out", type=Path, required=True, help="output .parquet (atomic write)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,6 +1,6 @@
 """``python -m isvm data ...``: fetch a processed data set, list the registry, build Table 2.
 
-- ``fetch NAME [--source openml|bundled|auto] [--scaling zscore|minmax|none] [--out PATH]``
+- ``fetch NAME [--source bundled|openml|auto] [--scaling zscore|minmax|none] [--out PATH]``
   writes ``resources/datasets/NAME.npz`` (or ``--out``); this is what the workflow's rule calls.
 - ``list`` prints the registry.
 - ``table2 NPZ... [--out-stem results/tables/table2]`` writes Table 2 (ours beside the paper's).
@@ -21,24 +21,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``fetch``, ``list`` and ``table2`` sub-commands."""
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    fetch = sub.add_parser("fetch", help="load one data set, preprocess it and write an .npz")
+    fmt = parser.formatter_class
+    fetch = sub.add_parser(
+        "fetch", help="load one data set, preprocess it and write an .npz", formatter_class=fmt
+    )
     fetch.add_argument("name", choices=DATASETS, metavar="NAME", help="registry name")
-    fetch.add_argument("--source", choices=SOURCES, default="openml", help="default: openml")
-    fetch.add_argument("--scaling", choices=SCALINGS, default="zscore", help="default: zscore")
-    fetch.add_argument("--out", type=Path, help="default: resources/datasets/NAME.npz")
+    fetch.add_argument(
+        "--source", choices=SOURCES, default="bundled",
+        help="bundled (offline, as the workflow), openml (download) or auto (openml, else bundled)",
+    )  # fmt: skip
+    fetch.add_argument("--scaling", choices=SCALINGS, default="zscore", help="feature scaling")
+    fetch.add_argument("--out", type=Path, help="default: resources/datasets/SCALING/NAME.npz")
     fetch.add_argument(
         "--cache-dir", type=Path, help="OpenML cache (default: resources/openml-cache)"
     )
 
     sub.add_parser("list", help="print the registry of the 14 data sets")
 
-    table2 = sub.add_parser("table2", help="write Table 2 from processed .npz files")
+    table2 = sub.add_parser(
+        "table2", help="write Table 2 from processed .npz files", formatter_class=fmt
+    )
     table2.add_argument("npz", nargs="+", type=Path, help="files written by 'fetch'")
     table2.add_argument("--out-stem", type=Path, default=Path("results/tables/table2"))
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    out = args.out if args.out is not None else Path("resources/datasets") / f"{args.name}.npz"
+    out = args.out
+    if out is None:
+        out = Path("resources/datasets") / args.scaling / f"{args.name}.npz"
     dataset = load_dataset(args.name, args.source, args.scaling, args.cache_dir)
     save_npz(dataset, out)
     print(
