@@ -292,3 +292,12 @@ def test_cli_writes_records(wine_npz, tmp_path):
          "0.5", "--out", str(out)]
     )  # fmt: skip
     assert bad == 2
+
+
+def test_warmup_command_writes_its_marker(tmp_path, capsys):
+    from isvm.cli import main
+
+    out = tmp_path / "warm" / "numba-warmup.txt"
+    assert main(["warmup", "--out", str(out)]) == 0
+    assert "LOO kernels compiled or loaded in" in out.read_text()
+    assert "numba" in capsys.readouterr().out

@@ -308,6 +308,9 @@ def test_sensitivity_key_and_its_defaults(tmp_path, sensitivity, loo_jobs):
 def test_smoke_run_produces_every_table_and_figure(smoke_run):
     got = sorted(p.name for p in (smoke_run / "results" / "tables").iterdir())
     assert got == TABLE_FILES
+    # the numba kernels were compiled once, before the LOO jobs
+    warm = (smoke_run / "resources" / "numba-warmup.txt").read_text()
+    assert "LOO kernels compiled or loaded" in warm
     timing = smoke_run / "results" / "timing"
     assert sorted(p.name for p in timing.iterdir()) == ["training_time.csv", "training_time.md"]
     figs = {p.name for p in (smoke_run / "results" / "figures").iterdir()}

@@ -2,6 +2,7 @@
 # text that every table and figure states. Imports nothing from isvm (that would
 # compile numba on every snakemake start); the registry file is read on its own.
 
+import hashlib
 import importlib.util
 import os
 import shlex
@@ -36,7 +37,19 @@ def config_error(key, message):
     raise WorkflowError(f"config key '{key}': {message}")
 
 
+def _source_hash():
+    """sha256 of the package's Python source: the numba warm-up reruns when it changes."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "src" / "isvm").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 REGISTRY = _load_registry()
+SOURCE_HASH = _source_hash()
+#: written by rule numba_warmup; every LOO job waits for it
+NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
 SIZES = config["sizes"]
 METHODS = list(config["methods"])

@@ -3,10 +3,30 @@
 # subsample) alone, so chunking and threads never change a number.
 
 
+# Compile the numba kernels once before the LOO jobs (on the submit host), so that
+# concurrent first jobs do not each compile them and their timing stays clean.
+localrules:
+    numba_warmup,
+
+
+rule numba_warmup:
+    output:
+        NUMBA_WARMUP,
+    log:
+        "results/logs/numba_warmup.log",
+    conda:
+        "../../envs/isvm.yaml"
+    params:
+        source=SOURCE_HASH,  # a changed package reruns it (rerun trigger: params)
+    shell:
+        "python -m isvm warmup --out {output} > {log} 2>&1"
+
+
 rule loo:
     input:
         data="resources/datasets/{scaling}/{ds}.npz",
         subsamples="results/subsamples/{ds}/Ns{ns}.npy",
+        warmup=NUMBA_WARMUP,
     output:
         "results/loo/{scaling}/{ds}/Ns{ns}/{method}/{chunk}.parquet",
     log:
