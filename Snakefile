@@ -12,7 +12,6 @@ the logic lives in src/isvm. See README.md and docs/workflow.md.
 
 from pathlib import Path
 
-from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version, validate
 
 min_version("9.0")

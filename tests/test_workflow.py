@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -340,6 +341,29 @@ def test_nothing_to_do_after_the_smoke_run(smoke_run):
     proc = snakemake("-n", "--directory", smoke_run, "--configfile", SMOKE)
     assert proc.returncode == 0, _tail(proc)
     assert "Nothing to be done" in proc.stdout + proc.stderr, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_a_source_change_reruns_the_warmup_but_keeps_the_loo_records(smoke_run, tmp_path):
+    """A changed package reruns rule numba_warmup (its source hash is a param); the
+    warm-up's new marker must not make every finished LOO record stale (ancient())."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("Snakefile", "workflow", "config", "src"):
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, repo / name)
+    with (repo / "src" / "isvm" / "warmup.py").open("a") as handle:
+        handle.write("# a changed source file\n")
+    workdir = tmp_path / "copy"
+    shutil.copytree(smoke_run, workdir, symlinks=True)
+    proc = snakemake(
+        "-n", "--snakefile", repo / "Snakefile", "--directory", workdir, "--configfile", SMOKE,
+        "--quiet", "rules",
+    )  # fmt: skip
+    assert proc.returncode == 0, _tail(proc)
+    counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
+    assert counts.get("numba_warmup") == "1", proc.stdout
+    assert "loo" not in counts, proc.stdout
 
 
 @pytest.mark.workflow

@@ -253,5 +253,5 @@ wildcard_constraints:
     ds="|".join(DATASETS),
     ns=r"\d+",
     method="|".join(sorted(set(METHODS) | set(SENSITIVITY_METHODS))),
-    scaling="zscore|minmax|none",
+    scaling="|".join(sorted({SCALING, *(SENSITIVITY or {}).get("scalings", [])})),
     chunk=r"\d+",

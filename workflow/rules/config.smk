@@ -6,6 +6,7 @@ import re
 
 import jsonschema
 import yaml
+from snakemake.exceptions import WorkflowError
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isvm.data.preprocess import SCALINGS
 from isvm.experiment import pooling
 from isvm.experiment.report import write_table
 
-SCALINGS: tuple[str, ...] = ("zscore", "minmax", "none")
 WW_METHODS: tuple[str, ...] = ("ww", "ww_paper")
 READING_COLUMNS: tuple[str, ...] = ("scaling", "pooling", "ww_method")
 
