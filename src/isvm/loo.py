@@ -305,9 +305,8 @@ def _fold_fits(
             if not ok:
                 break
             tight *= 0.01
-        # the prediction from the fold's own multipliers, never from the incremental
-        # scores (see _core.refresh_point_scores)
-        _core.refresh_point_scores(p, fi, fj, alpha, cols, vals, c, K, S, ssum)
+        # S[:, p] was summed afresh from the fold's own multipliers by the last solve
+        # (_core.refresh_point_scores), never left as the incremental residue
         pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
         epochs[p] = e
         certified[p] = cert

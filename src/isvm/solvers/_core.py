@@ -272,7 +272,8 @@ def cd_epochs(
 
     With ``cert_point >= 0`` (a held-out point, see :func:`certify`) the solve
     also stops, before the first epoch or after any, as soon as the prediction at
-    that point is certified.
+    that point is certified; whichever way it returns, that point's scores in S are
+    then exact for the returned alpha (:func:`refresh_point_scores`).
 
     Returns (epochs, converged, max violation, certified).
     """
@@ -344,6 +345,8 @@ def cd_epochs(
         if sweep <= tol:
             _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
             if viol <= tol:
+                if cert_point >= 0:
+                    refresh_point_scores(cert_point, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
                 return epoch, True, viol, False
             active = n_var
             pg_max_old = np.inf
@@ -616,6 +619,8 @@ def block_epochs(
         if sweep <= tol:
             _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
             if viol <= tol:
+                if cert_point >= 0:
+                    refresh_point_scores(cert_point, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
                 return epoch, True, viol, False
     _, gap, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
     if cert_point >= 0:
