@@ -108,3 +108,20 @@ def test_tables_are_byte_identical_across_runs(tmp_path):
         )
     for stem in ("sensitivity.csv", "sensitivity.md", "sensitivity_datasets.csv"):
         assert (tmp_path / "a" / stem).read_bytes() == (tmp_path / "b" / stem).read_bytes()
+
+
+def test_figure_footer_states_the_subsamples_used(tmp_path, monkeypatch):
+    from isvm.experiment import sensitivity
+
+    captions = []
+
+    def record(table, path, caption=""):
+        captions.append(caption)
+        return []
+
+    monkeypatch.setattr(sensitivity, "plot_sensitivity", record)
+    write_sensitivity(
+        _records(), tmp_path, settings={}, n_subsamples=2, scalings=list(SHIFT),
+        figure=tmp_path / "s.png", caption="Settings: n_subsamples: 100",
+    )  # fmt: skip
+    assert captions == ["Settings: n_subsamples: 100; sensitivity subsamples: the first 2"]

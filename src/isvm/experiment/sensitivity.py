@@ -217,7 +217,8 @@ def write_sensitivity(
         notes="diff_m: mean over the percentiles of our Table 3 cell minus the paper's.",
     )
     if figure is not None:
-        paths += plot_sensitivity(table, figure, caption=caption)
+        used = f"sensitivity subsamples: the first {n_subsamples}"
+        paths += plot_sensitivity(table, figure, caption=f"{caption}; {used}" if caption else used)
     return paths
 
 
