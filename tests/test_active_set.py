@@ -7,17 +7,28 @@ entry from the paper's formulas, solved by clarabel); nothing here reuses
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, reference_q, to_vector
 
-from isvm import loo
 from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
-from isvm.loo import loo_grid
+from isvm.loo import c_grid, loo_grid
+from isvm.loo.bundles import Warm
+from isvm.loo.fold_update import fold_active_set
+from isvm.loo.full_fit import (
+    Factorisation,
+    exact_full_fit,
+    pin_null_directions,
+    problem_of,
+    scores,
+)
+from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import get_formulation
-from isvm.solvers import SolverState, active_set, run_solver, variable_list
-from isvm.solvers.active_set import _scores, dual_gradients, fold_active_set, full_active_set
+from isvm.solvers import SolverState, run_solver, variable_list
+from isvm.solvers._core import Dual, dual_gradients
 
 METHODS = ("isvm", "ova", "ww", "ww_paper")
 
@@ -29,7 +40,7 @@ def _full(seed: int, method: str, n_max: int = 40):
     var_i, var_j = variable_list(coding)
     state = SolverState.start(K, coding)
     run_solver(state, var_i, var_j, C, tol=1e-2)  # a rough start, as the LOO engine has
-    active = full_active_set(K, coding, var_i, var_j, state.alpha, C)
+    active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
     return K, y, n_classes, C, coding, var_i, var_j, active
 
 
@@ -44,14 +55,15 @@ def test_full_active_set_reaches_the_qp_optimum(method, seed):
     assert a.min() >= 0.0 and a.max() <= C
     assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))
     assert max_kkt(Q, a, C) < 1e-7
-    S, ssum = _scores(K, coding, active.alpha)  # the returned scores belong to the alpha
+    S, ssum = scores(K, coding, active.alpha)  # the returned scores belong to the alpha
     np.testing.assert_allclose(active.S, S, atol=1e-9)
     np.testing.assert_allclose(active.ssum, ssum, atol=1e-9)
 
 
-@pytest.mark.parametrize(
-    ("patience", "guess"), [(loo.ACTIVE_PATIENCE, False), (-1, False), (loo.ACTIVE_PATIENCE, True)]
-)
+PATIENCE = DEFAULT_SETTINGS.active_patience
+
+
+@pytest.mark.parametrize(("patience", "guess"), [(PATIENCE, False), (-1, False), (PATIENCE, True)])
 @pytest.mark.parametrize("method", METHODS)
 def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
     """Every fold the update solves is the held-out problem's QP optimum.
@@ -77,6 +89,9 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
         Q, var = reference_q(K, y, n_classes, method)
         degenerate = method == "isvm" and n_classes == 2
         total += 0 if degenerate else n
+        prob = problem_of(K, coding, var_i, var_j)
+        cfg = DEFAULT_SETTINGS.fold(tol=1e-3, tol_floor=1e-9, max_epochs=10_000, kappa=1.0)
+        cfg = cfg._replace(patience=patience)
         none = np.zeros(0, dtype=np.int8)
         warm = [(none, none)] * n
         if guess:
@@ -93,11 +108,8 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
             ssum = np.empty_like(active.ssum)
             status_out = np.empty_like(active.status)
             ok, _ = fold_active_set(
-                K, p, var_i, var_j, var_id, coding.cols, coding.vals, coding.mean_coef, C,
-                active.alpha, active.S, active.ssum, active.status, active.free_vars,
-                active.free_pos, active.Hinv, active.S_bound, active.ssum_bound, active.Q_out,
-                active.Y_out, active.out_pos, loo.ACTIVE_MAX_ITER, loo.ACTIVE_MAX_CHANGED, patience,
-                *warm[p], alpha, S, ssum, status_out,
+                prob, p, C, active.dual, active.factor(var_id), cfg, Warm(*warm[p]),
+                Dual(alpha, S, ssum), status_out,
             )  # fmt: skip
             if not ok:
                 continue
@@ -109,7 +121,7 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
             best = objective(Qf, qp_solve(Qf, C))
             assert objective(Qf, a[keep]) >= best - 1e-9 * max(1.0, abs(best))
             assert max_kkt(Qf, a[keep], C) < 1e-7
-            S_ref, ssum_ref = _scores(K, coding, alpha)
+            S_ref, ssum_ref = scores(K, coding, alpha)
             np.testing.assert_allclose(S, S_ref, atol=1e-9)
             if coding.mean_coef != 0.0:  # ssum is kept only where the metric has a mean term
                 np.testing.assert_allclose(ssum, ssum_ref, atol=1e-9)
@@ -124,23 +136,22 @@ def _problem(seed: int, n: int, n_classes: int):
 
 
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
-def test_fallback_to_cd_keeps_the_loo_exact(method, monkeypatch):
+def test_fallback_to_cd_keeps_the_loo_exact(method):
     """With the fold updates starved (one set update, one changed variable) most folds
     fall back to cd; the predictions stay those of the cd-only engine."""
     X, y = _problem(3, 40, 4)
     grid = ([5.0, 10.0], [0.1, 5.1, 30.1])
     _, plain = loo_grid(X, y, method, *grid, active_set=False, return_predictions=True)
     _, full = loo_grid(X, y, method, *grid, return_predictions=True)
-    monkeypatch.setattr(loo, "ACTIVE_MAX_ITER", 1)
-    monkeypatch.setattr(loo, "ACTIVE_MAX_CHANGED", 1)
-    _, starved = loo_grid(X, y, method, *grid, return_predictions=True)
+    starve = replace(DEFAULT_SETTINGS, active_max_iter=1, active_max_changed=1)
+    _, starved = loo_grid(X, y, method, *grid, settings=starve, return_predictions=True)
     np.testing.assert_array_equal(full, plain)
     np.testing.assert_array_equal(starved, plain)
 
 
 @pytest.mark.parametrize("n_classes", [4, 10])
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
-def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes, monkeypatch):
+def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
     """``previous=`` updates H^-1, Q[out, F] and Q[out, F] H^-1 from the last C's; they
     must equal the fresh ones (up to the order of F and of the outside rows), the
     optimum must be the same and as stationary as a fresh one (10 classes at N = 50:
@@ -151,21 +162,17 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes, m
     coding = get_formulation(method).encode(y, n_classes)
     var_i, var_j = variable_list(coding)
     used = []
-    update = active_set._updated_products
-    monkeypatch.setattr(
-        active_set, "_updated_products", lambda *a: used.append(update(*a)) or used[-1]
-    )
     previous = None
     for C in np.round(np.arange(0.6, 20.0, 0.5), 9):
         state = SolverState.start(K, coding)
         run_solver(state, var_i, var_j, C, tol=0.1)
-        path = full_active_set(K, coding, var_i, var_j, state.alpha, C, previous=previous)
-        fresh = full_active_set(K, coding, var_i, var_j, state.alpha, C)
+        path = exact_full_fit(K, coding, var_i, var_j, state.alpha, C, previous=previous)
+        fresh = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
+        if previous is not None:
+            used.append(path.products_updated)
         np.testing.assert_allclose(path.alpha, fresh.alpha, atol=1e-8 * C)
         # as stationary as a fresh factorisation's: the folds build on it
-        g = dual_gradients(
-            var_i, var_j, coding.cols, coding.vals, coding.mean_coef, path.S, path.ssum
-        )
+        g = dual_gradients(problem_of(K, coding, var_i, var_j), path.S, path.ssum)
         assert np.max(np.abs(g[path.free_vars]), initial=0.0) < 1e-9
         assert set(path.free_vars) == set(fresh.free_vars)
         f = fresh.free_pos[path.free_vars]
@@ -191,7 +198,7 @@ def test_folds_along_the_c_path_stay_on_the_update_path():
 
     data = load_dataset("yeast", source="bundled", scaling="minmax")
     idx = rng(2, "test", "yeast").choice(data.y.shape[0], 50, replace=False)
-    frame = loo_grid(data.X[idx], data.y[idx], "isvm", [5.0], loo.c_grid(20.1, 50, 2.5))
+    frame = loo_grid(data.X[idx], data.y[idx], "isvm", [5.0], c_grid(20.1, 50, 2.5))
     assert frame.n_uncertified.sum() <= 2
 
 
@@ -205,9 +212,9 @@ def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(s
     Z = gen.standard_normal((rank, n))
     H = Z.T @ Z  # positive semidefinite, null space of dimension 3
     x = gen.uniform(0.2, 1.8, n)
-    fact = active_set._factorise(H)
-    assert fact[0] == "eigen" and fact[3].shape[1] == n - rank
-    pos, values = active_set._pin_null_directions(x, fact[3], C)
+    fact = Factorisation(H)
+    assert not fact.exact and fact.null.shape[1] == n - rank
+    pos, values = pin_null_directions(x, fact.null, C)
     assert pos.shape[0] == n - rank and np.unique(pos).shape[0] == pos.shape[0]
     # the pinned point, recovered as the minimum-norm solution of the remaining face
     keep = np.setdiff1d(np.arange(n), pos)
@@ -237,12 +244,9 @@ def test_singular_isvm_faces_settle_with_a_true_inverse():
     run_solver(state, var_i, var_j, C, tol=1e-1)
     Q, var = reference_q(K, y, n_classes, "isvm")
     best = objective(Q, qp_solve(Q, C))
-    for rounds, exact in ((0, False), (active_set.PIN_ROUNDS, True)):
-        saved, active_set.PIN_ROUNDS = active_set.PIN_ROUNDS, rounds
-        try:
-            active = full_active_set(K, coding, var_i, var_j, state.alpha, C)
-        finally:
-            active_set.PIN_ROUNDS = saved
+    for rounds, exact in ((0, False), (DEFAULT_SETTINGS.pin_rounds, True)):
+        settings = replace(DEFAULT_SETTINGS, pin_rounds=rounds)
+        active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C, settings=settings)
         assert active is not None and active.exact_inverse == exact
         a = to_vector(active.alpha, var)
         assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))

@@ -541,9 +541,9 @@ def test_cli_fetch_and_table2(tmp_path, capsys):
     assert cli_main(args) == 0
     ds = load_npz(out)
     assert ds.scaling == "none" and ds.X.max() == pytest.approx(7.9)
-    stem = tmp_path / "tables" / "table2"
-    assert cli_main(["data", "table2", str(out), "--out-stem", str(stem)]) == 0
-    table = pd.read_csv(stem.with_suffix(".csv"))
+    tables = tmp_path / "tables"
+    assert cli_main(["tables", "--datasets", str(out), "--out-dir", str(tables)]) == 0
+    table = pd.read_csv(tables / "table2.csv")
     assert table.loc[0, "dataset"] == "iris" and table.loc[0, "base_flag"] == "match"
     capsys.readouterr()
 

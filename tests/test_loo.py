@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,8 +11,9 @@ import pytest
 from isvm.data import load_dataset, save_npz
 from isvm.experiment.subsample import draw_subsamples
 from isvm.kernels import rbf_kernel
-from isvm.loo import COLUMNS, c_grid, loo_grid, loo_refit
-from isvm.loo_cli import RECORD_COLUMNS, run_chunk
+from isvm.loo import c_grid, loo_grid, loo_refit
+from isvm.loo.cli import run_chunk
+from isvm.loo.records import GRID_COLUMNS, RECORD_COLUMNS
 from isvm.methods import coefficient_matrix, dual_matrix, get_formulation
 from isvm.seeding import rng
 
@@ -147,7 +150,7 @@ def test_raw_scale_features_match_refitting(method):
 def test_accuracy_and_errors_consistent():
     X, y = _random_problem(3, 30, 3)
     frame, pred = loo_grid(X, y, "isvm", [5.0], [0.5, 2.0], return_predictions=True)
-    assert list(frame.columns) == COLUMNS
+    assert list(frame.columns) == list(GRID_COLUMNS)
     assert pred.shape == (2, 30)
     errors = (pred != y[None, :]).sum(axis=1)
     assert frame["n_errors"].tolist() == errors.tolist()
@@ -168,7 +171,7 @@ def test_threads_do_not_change_results():
     one = loo_grid(X, y, "isvm", *grid, threads=1, seed=3)
     two = loo_grid(X, y, "isvm", *grid, threads=2, seed=3)
     again = loo_grid(X, y, "isvm", *grid, threads=1, seed=3)
-    cols = [c for c in COLUMNS if c != "seconds"]
+    cols = [c for c in GRID_COLUMNS if c != "seconds"]
     pd.testing.assert_frame_equal(one[cols], two[cols])
     pd.testing.assert_frame_equal(one[cols], again[cols])
 
@@ -183,7 +186,7 @@ def test_threads_do_not_change_counts_on_zscored_data(method):
     grid = ([5.0, 10.0], [0.1, 0.8, 1.5])
     one = loo_grid(data.X[idx], data.y[idx], method, *grid, threads=1, seed=1)
     two = loo_grid(data.X[idx], data.y[idx], method, *grid, threads=2, seed=1)
-    cols = [c for c in COLUMNS if c != "seconds"]
+    cols = [c for c in GRID_COLUMNS if c != "seconds"]
     pd.testing.assert_frame_equal(one[cols], two[cols])
 
 
@@ -255,7 +258,7 @@ def test_chunks_do_not_change_numbers(wine_npz, tmp_path):
         [run_chunk(wine_npz, tmp_path / "sub.npy", "isvm", k, 1, **grid) for k in range(3)],
         ignore_index=True,
     )
-    assert list(whole.columns) == RECORD_COLUMNS
+    assert list(whole.columns) == list(RECORD_COLUMNS)
     assert len(whole) == 3 * 2 and set(whole["subsample"]) == {0, 1, 2}
     cols = [c for c in RECORD_COLUMNS if c != "seconds"]
     pd.testing.assert_frame_equal(whole[cols], parts[cols])
@@ -301,3 +304,67 @@ def test_warmup_command_writes_its_marker(tmp_path, capsys):
     assert main(["warmup", "--out", str(out)]) == 0
     assert "LOO kernels compiled or loaded in" in out.read_text()
     assert "numba" in capsys.readouterr().out
+
+
+def _loo_args(data: Path, subsamples: Path, out: Path, reps: int) -> list[str]:
+    return [
+        "loo", "--data", str(data), "--subsamples", str(subsamples), "--method", "isvm",
+        "--chunk", "0", "--reps-per-job", str(reps), "--gammas", "5", "10", "--C-start", "0.1",
+        "--C-stop", "50", "--C-step", "0.5", "--out", str(out),
+    ]  # fmt: skip
+
+
+def test_a_killed_chunk_resumes_from_its_checkpoints(wine_npz, tmp_path):
+    """SIGKILL `isvm loo` after its first subsample is saved; the rerun reads that one back,
+    computes the rest, writes records equal to an uninterrupted run's (all but seconds)
+    and removes the checkpoints."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from isvm.cli import main
+
+    idx = np.stack([rng(2, "kill", r).choice(178, 40, replace=False) for r in range(3)])
+    np.save(tmp_path / "sub.npy", idx)
+    whole = tmp_path / "whole.parquet"
+    assert main(_loo_args(wine_npz, tmp_path / "sub.npy", whole, 3) + ["--no-checkpoints"]) == 0
+    out = tmp_path / "loo" / "0.parquet"
+    partial = out.with_suffix(".partial")
+    cmd = [sys.executable, "-m", "isvm", *_loo_args(wine_npz, tmp_path / "sub.npy", out, 3)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not (partial / "subsample-0.parquet").exists() and proc.poll() is None:
+        assert time.monotonic() < deadline, "no checkpoint within 300 s"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not out.exists(), "the chunk finished before the kill: make it longer"
+    kept = pd.read_parquet(partial / "subsample-0.parquet")
+    log = tmp_path / "log.txt"
+    with log.open("w") as stream:
+        subprocess.run(cmd, check=True, stderr=stream)
+    assert "subsample 0: read from the checkpoint" in log.read_text()
+    records, reference = pd.read_parquet(out), pd.read_parquet(whole)
+    cols = [c for c in RECORD_COLUMNS if c != "seconds"]
+    pd.testing.assert_frame_equal(records[cols], reference[cols])
+    # subsample 0 came from the checkpoint, seconds and all
+    pd.testing.assert_frame_equal(
+        records[records.subsample == 0].reset_index(drop=True), kept.assign(
+            dataset=records.dataset[0], scaling=records.scaling[0], Ns=40, method="isvm"
+        )[list(RECORD_COLUMNS)],
+    )  # fmt: skip
+    assert not partial.exists()
+
+
+def test_checkpoints_of_other_settings_are_ignored(wine_npz, tmp_path):
+    from isvm.loo.cli import Checkpoints, fingerprint
+
+    np.save(tmp_path / "sub.npy", np.stack([np.arange(20) * 8]))
+    key = fingerprint(wine_npz, tmp_path / "sub.npy", method="ova", tol=1e-3)
+    other = fingerprint(wine_npz, tmp_path / "sub.npy", method="ova", tol=1e-4)
+    assert key != other
+    store = Checkpoints(tmp_path / "c.partial", key)
+    store.save(0, pd.DataFrame({"subsample": [0], "seconds": [-1.0]}))
+    assert Checkpoints(tmp_path / "c.partial", key).load(0) is not None
+    assert Checkpoints(tmp_path / "c.partial", other).load(0) is None

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("isvm.data.commands", "fetch and inspect the paper's data sets"),
     "subsample": ("isvm.experiment.subsample", "draw the seeded training subsamples"),
-    "loo": ("isvm.loo_cli", "leave-one-out accuracy over a (C, gamma) grid"),
+    "loo": ("isvm.loo.cli", "leave-one-out accuracy over a (C, gamma) grid"),
     "warmup": ("isvm.warmup", "compile the LOO engine's numba kernels once (numba's cache)"),
     "tables": ("isvm.experiment.tables", "build Tables 2-4 and the timing table"),
     "sensitivity": (

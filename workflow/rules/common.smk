@@ -1,9 +1,9 @@
 # Shared by every rule: cross-field config checks, the list of jobs, the settings
-# text that every table and figure states. Imports nothing from isvm (that would
-# compile numba on every snakemake start); the registry file is read on its own.
+# text that every table and figure states. Imports only isvm's light modules (the
+# data registry and the C grid: standard library and NumPy, no numba), from this
+# checkout's src/ whether or not the package is installed in snakemake's environment.
 
 import hashlib
-import importlib.util
 import os
 import shlex
 import sys
@@ -21,16 +21,10 @@ os.environ.update(
 )
 # envs/isvm.yaml pip-installs the project from here (`-e ${ISVM_ROOT}`).
 os.environ.setdefault("ISVM_ROOT", str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
 
-
-def _load_registry():
-    """isvm.data.registry.REGISTRY, loaded from its file (it imports only stdlib)."""
-    path = ROOT / "src" / "isvm" / "data" / "registry.py"
-    spec = importlib.util.spec_from_file_location("_isvm_registry", path)
-    registry = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = registry
-    spec.loader.exec_module(registry)
-    return registry.REGISTRY
+from isvm.data.registry import REGISTRY
+from isvm.loo.grid import c_grid
 
 
 def config_error(key, message):
@@ -46,7 +40,6 @@ def _source_hash():
     return digest.hexdigest()[:16]
 
 
-REGISTRY = _load_registry()
 SOURCE_HASH = _source_hash()
 #: written by rule numba_warmup; every LOO job waits for it
 NUMBA_WARMUP = "resources/numba-warmup.txt"
@@ -98,10 +91,9 @@ check_config()
 
 
 def c_values():
-    """The C grid, as isvm.loo.c_grid computes it (start, start + step, ... < stop)."""
+    """The C grid the LOO jobs run (isvm.loo.grid.c_grid: start, start + step, ... < stop)."""
     C = config["grid"]["C"]
-    count = int((C["stop"] - C["start"]) / C["step"] - 1e-9) + 1
-    return [round(C["start"] + C["step"] * i, 9) for i in range(count)]
+    return [float(c) for c in c_grid(C["start"], C["stop"], C["step"])]
 
 
 N_SUBSAMPLES = config["n_subsamples"]

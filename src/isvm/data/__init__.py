@@ -3,23 +3,36 @@
 ``load_dataset(name, source=..., scaling=...)`` returns a :class:`Dataset`
 with scaled float64 features, int64 labels 0..L-1, class names, the source and
 checksums; ``save_npz`` / ``load_npz`` write and read it. Every data problem
-raises :class:`DataError`. See ``docs/data.md``.
+raises :class:`DataError`. See ``docs/data.md``. Names are imported on first use,
+so ``import isvm.data.registry`` (the workflow's) loads only the standard library.
 """
 
-from isvm.data.load import SOURCES, Dataset, load_dataset, load_npz, save_npz
-from isvm.data.preprocess import SCALINGS
-from isvm.data.registry import DATASETS, REGISTRY, DataError, DatasetSpec, get_spec
+from __future__ import annotations
 
-__all__ = [
-    "DATASETS",
-    "REGISTRY",
-    "SCALINGS",
-    "SOURCES",
-    "DataError",
-    "Dataset",
-    "DatasetSpec",
-    "get_spec",
-    "load_dataset",
-    "load_npz",
-    "save_npz",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "SOURCES": "isvm.data.load",
+    "Dataset": "isvm.data.load",
+    "load_dataset": "isvm.data.load",
+    "load_npz": "isvm.data.load",
+    "save_npz": "isvm.data.load",
+    "SCALINGS": "isvm.data.preprocess",
+    "DATASETS": "isvm.data.registry",
+    "REGISTRY": "isvm.data.registry",
+    "DataError": "isvm.data.registry",
+    "DatasetSpec": "isvm.data.registry",
+    "get_spec": "isvm.data.registry",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'isvm.data' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from isvm.data.load import SOURCES, load_dataset, load_npz, save_npz
+from isvm.data.load import SOURCES, load_dataset, save_npz
 from isvm.data.preprocess import SCALINGS
 from isvm.data.registry import DATASETS, REGISTRY, DataError
 
@@ -37,12 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     sub.add_parser("list", help="print the registry of the 14 data sets")
-
-    table2 = sub.add_parser(
-        "table2", help="write Table 2 from processed .npz files", formatter_class=fmt
-    )
-    table2.add_argument("npz", nargs="+", type=Path, help="files written by 'fetch'")
-    table2.add_argument("--out-stem", type=Path, default=Path("results/tables/table2"))
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -75,23 +69,12 @@ def _list() -> int:
     return 0
 
 
-def _table2(args: argparse.Namespace) -> int:
-    from isvm.experiment.table2 import write_table2
-
-    datasets = [load_npz(path) for path in args.npz]
-    csv_path, md_path = write_table2(datasets, args.out_stem)
-    print(f"wrote {csv_path} and {md_path}")
-    return 0
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the chosen action; a data problem prints one clear line and returns 1."""
     try:
         if args.action == "fetch":
             return _fetch(args)
-        if args.action == "list":
-            return _list()
-        return _table2(args)
+        return _list()
     except DataError as exc:
         print(f"isvm data {args.action}: error: {exc}", file=sys.stderr)
         return 1

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from isvm.experiment.paper import PAPER_NAMES, paper_table
+from isvm.loo.records import KEY_COLUMNS, read_records
 
 #: Colours, markers and labels of the methods (the same in every figure).
 METHOD_STYLE: dict[str, dict[str, str]] = {
@@ -425,15 +426,6 @@ def plot_table3_vs_paper(
 # ------------------------------------------------------------------------ CLI
 
 
-def _read_records(paths: Sequence[Path]) -> pd.DataFrame:
-    cols = ["dataset", "Ns", "method", "subsample", "gamma", "C", "loo_accuracy"]
-    frames = [pd.read_parquet(p, columns=cols) for p in sorted(map(str, paths))]
-    if not frames:
-        raise ValueError("no LOO record files given")
-    recs = pd.concat(frames, ignore_index=True)
-    return recs.sort_values(cols[:6], kind="mergesort", ignore_index=True)
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm figures``."""
     parser.add_argument("kind", choices=("curves", "near-best", "table3"))
@@ -457,7 +449,7 @@ def run(args: argparse.Namespace) -> int:
         if args.kind in ("curves", "near-best"):
             if args.out is None:
                 raise ValueError(f"{args.kind} needs --out")
-            records = _read_records(args.records)
+            records = read_records(args.records, KEY_COLUMNS + ("loo_accuracy",))
             if args.kind == "curves":
                 paths += plot_curves(
                     records, args.out, dataset=args.dataset, near=args.near, caption=args.caption

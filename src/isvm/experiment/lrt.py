@@ -43,13 +43,15 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 
-from isvm.experiment.paper import paper_table
-from isvm.experiment.report import write_table
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, scipy.stats and the table writers are imported where used: `isvm lrt --help`
+# (and `import isvm.experiment.lrt`) then load only NumPy.
 
 #: Table 3 column prefix of each rival -> its Table 4 column prefix.
 RIVALS: dict[str, str] = {"ova": "svm", "ww": "ww"}
@@ -78,6 +80,8 @@ def likelihood_ratio(k: int, n: int) -> float:
 
 def binomial_p_value(k: int, n: int) -> float:
     """Exact one-sided p-value P(K >= k) for K ~ Binomial(n, 1/2)."""
+    from scipy import stats
+
     if n <= 0 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n > 0; got k={k}, n={n}")
     return float(stats.binom.sf(k - 1, n, 0.5))
@@ -91,6 +95,8 @@ def critical_value(n: int, alpha: float, *, convention: str = "exact") -> float:
     ``convention="paper"``: P(LR > c | H0) <= alpha, which is what reproduces the
     paper's 3.77 / 11.35 (n = 14) and 4.35 / 22.17 (n = 9).
     """
+    from scipy import stats
+
     if convention not in ("exact", "paper"):
         raise ValueError(f"convention must be 'exact' or 'paper'; got {convention!r}")
     if not 0 < alpha < 1:
@@ -153,6 +159,8 @@ def lrt_long(
     full precision, ``lr_printed`` truncated like the paper; ``sig_paper`` uses
     the paper's thresholds, ``sig_exact`` the exact binomial p-value.
     """
+    import pandas as pd
+
     _check_table3(table3)
     if ties not in TIE_RULES:
         raise ValueError(f"ties must be one of {TIE_RULES}; got {ties!r}")
@@ -249,6 +257,10 @@ def compare_table4(
     paper's cells at sizes this run has none of. ``k_paper`` is the k whose
     printed LR equals the published value (missing when that value is 1).
     """
+    import pandas as pd
+
+    from isvm.experiment.paper import paper_table
+
     paper = paper_table(4) if paper is None else paper
     long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
     cols = [f"{p}_{q}" for p in RIVALS.values() for q in PERCENTILES]
@@ -286,6 +298,8 @@ def write_table4(
     notes: str = "",
 ) -> list[Path]:
     """Write Table 4 (``stem``), its long companion and the paper comparison; returns paths."""
+    from isvm.experiment.report import write_table
+
     stem = Path(stem)
     settings = {**settings, "ties": ties, "pooled_sizes": pooled_sizes or DEFAULT_POOLED_SIZES}
     main = lrt_table(table3, pooled_sizes=pooled_sizes, ties=ties)
@@ -319,6 +333,8 @@ def write_table4(
 
 def format_table4(long: pd.DataFrame) -> str:
     """Table 4 as text with the paper's stars (``*``: 5%, ``**``: 1%, paper thresholds)."""
+    import pandas as pd
+
     cells = long.assign(
         cell=[
             ("nan" if pd.isna(v) else f"{v:g}") + s
@@ -364,6 +380,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the Table 3 CSV, write and print Table 4, and report the match with the paper."""
+    import pandas as pd
+
+    from isvm.experiment.report import write_table
+
     try:
         table3 = pd.read_csv(args.table3)
         long = lrt_long(table3, ties=args.ties)

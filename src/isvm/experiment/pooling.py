@@ -45,13 +45,13 @@ import pandas as pd
 
 from isvm.experiment.paper import PAPER_NAMES, paper_table
 from isvm.experiment.report import write_table
+from isvm.loo.records import KEY_COLUMNS
 
 POOLINGS: tuple[str, ...] = ("per_subsample", "mean_then_rank", "pooled")
 DEFAULT_POOLING = "per_subsample"
 PERCENTILES: tuple[int, ...] = (10, 25, 50)
 #: The methods of Table 3, in its column order.
 PAPER_METHODS: tuple[str, ...] = ("isvm", "ova", "ww")
-KEY_COLUMNS: tuple[str, ...] = ("dataset", "Ns", "method", "subsample", "gamma", "C")
 REQUIRED_COLUMNS: tuple[str, ...] = KEY_COLUMNS + ("loo_accuracy",)
 #: Section 9: "WW ... runs eight times faster than the ISVM ... and two times
 #: faster than the 1-versus-all".

@@ -16,7 +16,7 @@ cells), the correlation of ISVM - rival with the paper's, and the mean gap
 between the top and the bottom percentile (the paper's is small; ``pooled``
 ranking makes it large). A second table gives every data set's mean offset per
 reading and method, so that residual disagreements are stated, not averaged
-away. Records carry their data set's ``scaling`` (see :mod:`isvm.loo_cli`).
+away. Records carry their data set's ``scaling`` (see :mod:`isvm.loo.cli`).
 """
 
 from __future__ import annotations
@@ -246,7 +246,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the sensitivity tables (and figure); print the paths."""
-    from isvm.experiment.tables import parse_settings, read_records
+    from isvm.experiment.tables import parse_settings
+    from isvm.loo.records import read_records
 
     try:
         percentiles = [int(q) if float(q).is_integer() else q for q in args.percentiles]

@@ -12,7 +12,7 @@ difference of at most :data:`NEAR_PP` percentage points is flagged *near*.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -128,15 +128,20 @@ def summary_counts(df: pd.DataFrame) -> dict[str, int]:
     }
 
 
-def write_table2(datasets: Iterable[Dataset], stem: str | Path) -> tuple[Path, Path]:
-    """Write Table 2 to ``{stem}.csv`` and ``{stem}.md``; returns both paths."""
+def write_table2(
+    datasets: Iterable[Dataset], stem: str | Path, settings: Mapping[str, object] | None = None
+) -> tuple[Path, Path]:
+    """Write Table 2 to ``{stem}.csv`` and ``{stem}.md``; returns both paths.
+
+    ``settings`` (the run's, e.g. the workflow's) are added after the table's own.
+    """
     datasets = list(datasets)
     df = table2_frame(datasets)
     counts = summary_counts(df)
-    sources = sorted({d.source for d in datasets})
-    settings = {
+    own = {
         "data sets": ", ".join(df["dataset"]),
-        "source": ", ".join(sources),
+        "source": ", ".join(sorted({d.source for d in datasets})),
+        "scaling": ", ".join(sorted({d.scaling for d in datasets})),
         "base performance": "share of the most frequent class, in %",
         "base_flag": f"match at the paper's printed precision (rounded or truncated); "
         f"near: within {NEAR_PP} pp; else DIFFERS",
@@ -145,16 +150,15 @@ def write_table2(datasets: Iterable[Dataset], stem: str | Path) -> tuple[Path, P
         f"Class counts and base performance agree with the paper for "
         f"{counts['classes_and_base_match']} of {counts['data_sets']} data sets at the "
         f"paper's printed precision, and for {counts['classes_and_base_match_or_near']} "
-        f"counting base performance within {NEAR_PP} pp as agreement. Class counts: "
-        f"{counts['classes_match']} of {counts['data_sets']}; numbers of examples: "
-        f"{counts['examples_match']} of {counts['data_sets']}. "
+        f"counting base performance within {NEAR_PP} pp as agreement. "
         "Each difference is explained in the last column and in docs/data.md."
     )
+    extra = {k: v for k, v in (settings or {}).items() if k not in own}
     return write_table(
         df,
         stem,
         title="Table 2: the data sets, ours beside the paper's",
-        settings=settings,
+        settings={**own, **extra},
         notes=notes,
         float_format="%.2f",
     )

@@ -29,23 +29,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from isvm.data.load import load_npz
 from isvm.experiment import lrt, pooling
 from isvm.experiment.report import write_table
-
-#: columns of a LOO record file that Tables 3-4 may read (never ``seconds``).
-ACCURACY_COLUMNS: tuple[str, ...] = (
-    "dataset", "Ns", "method", "subsample", "gamma", "C", "loo_accuracy", "n_errors",
-    "n_support", "converged", "n_uncertified", "n_capped",
-)  # fmt: skip
-
-
-def read_records(paths: Sequence[str | Path]) -> pd.DataFrame:
-    """Concatenate LOO record files, in canonical key order (independent of ``paths`` order)."""
-    if not paths:
-        raise ValueError("no LOO record files given")
-    frames = [pd.read_parquet(p) for p in sorted(map(str, paths))]
-    records = pd.concat(frames, ignore_index=True)
-    return records.sort_values(list(pooling.KEY_COLUMNS), kind="mergesort", ignore_index=True)
+from isvm.experiment.table2 import write_table2
+from isvm.loo.records import ACCURACY_COLUMNS, read_records
 
 
 def parse_settings(items: Sequence[str]) -> dict[str, str]:
@@ -189,41 +177,6 @@ def write_timing(
     )
 
 
-def write_table2(npz_paths: Sequence[str | Path], out_dir: str | Path, settings) -> list[Path]:
-    """Table 2 of the data sets, with the run's settings added to the table's own."""
-    from isvm.data import load_npz
-    from isvm.experiment import table2 as t2
-
-    datasets = [load_npz(p) for p in sorted(map(str, npz_paths))]
-    df = t2.table2_frame(datasets)
-    counts = t2.summary_counts(df)
-    own = {
-        "data sets": ", ".join(df["dataset"]),
-        "source": ", ".join(sorted({d.source for d in datasets})),
-        "scaling": ", ".join(sorted({d.scaling for d in datasets})),
-        "base performance": "share of the most frequent class, in %",
-        "base_flag": f"match at the paper's printed precision (rounded or truncated); "
-        f"near: within {t2.NEAR_PP} pp; else DIFFERS",
-    }
-    notes = (
-        f"Class counts and base performance agree with the paper for "
-        f"{counts['classes_and_base_match']} of {counts['data_sets']} data sets at the "
-        f"paper's printed precision, and for {counts['classes_and_base_match_or_near']} "
-        f"counting base performance within {t2.NEAR_PP} pp as agreement. "
-        "Each difference is explained in the last column and in docs/data.md."
-    )
-    return list(
-        write_table(
-            df,
-            Path(out_dir) / "table2",
-            title="Table 2: the data sets, ours beside the paper's",
-            settings={**own, **{k: v for k, v in settings.items() if k not in own}},
-            notes=notes,
-            float_format="%.2f",
-        )
-    )
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm tables``."""
     parser.add_argument(
@@ -253,7 +206,8 @@ def run(args: argparse.Namespace) -> int:
         percentiles = [int(q) if float(q).is_integer() else q for q in args.percentiles]
         paths: list[Path] = []
         if args.datasets:
-            paths += write_table2(args.datasets, args.out_dir, settings)
+            datasets = [load_npz(p) for p in sorted(map(str, args.datasets))]
+            paths += list(write_table2(datasets, args.out_dir / "table2", settings))
         if args.records:
             records = read_records(args.records)
             paths += write_study_tables(

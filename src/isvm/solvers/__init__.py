@@ -72,6 +72,11 @@ class SolverState:
             S = np.ascontiguousarray((K @ coefficient_matrix(alpha, coding)).T)
         return cls(K, coding, alpha, S, S.sum(axis=0))
 
+    @property
+    def dual(self) -> _core.Dual:
+        """The dual point and its scores, as the numba kernels take them."""
+        return _core.Dual(self.alpha, self.S, self.ssum)
+
 
 def variable_list(
     coding: Coding, points: NDArray[np.int64] | None = None
@@ -115,41 +120,36 @@ def run_solver(
     as the paper sets theta = T), ``"max"`` stops on the maximum violation. cd
     always stops on the maximum violation.
     """
-    coding, c = state.coding, state.coding.mean_coef
+    coding = state.coding
     rng = _core.rng_state(np.uint64(seed))
-    args = (state.K, var_i, var_j, coding.cols, coding.vals, c, float(C), state.alpha)
+    prob = _core.Problem(state.K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+    dual = _core.Dual(state.alpha, state.S, state.ssum)
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
-        no_point = np.zeros((1, 1))
         if block and coding.block_sigma != 0.0:
+            blocks = _core.Blocks(
+                np.unique(var_i), coding.var_mask, coding.block_w, float(coding.block_sigma)
+            )
             epochs, converged, viol, _ = _core.block_epochs(
-                state.K, np.unique(var_i), var_i, var_j, coding.cols, coding.vals, c, float(C),
-                state.alpha, state.S, state.ssum, coding.var_mask, coding.block_w,
-                coding.block_sigma, tol, cap, rng, -1, no_point, 0.0,
-            )  # fmt: skip
+                prob, blocks, float(C), dual, tol, cap, rng, _core.NO_TARGET
+            )
         else:
             epochs, converged, viol, _ = _core.cd_epochs(
-                *args, state.S, state.ssum, tol, cap, rng, shrinking, -1, no_point, 0.0
+                prob, float(C), dual, tol, cap, rng, shrinking, _core.NO_TARGET
             )
         return epochs, converged, viol
     if solver in ("smo", "sgd"):
         if criterion not in ("mean", "max"):
             raise ValueError(f"criterion must be 'mean' or 'max', got {criterion!r}")
         cap = DEFAULT_MAX_STEPS_PER_VARIABLE * max(len(var_i), 1) if max_iter is None else max_iter
-        step = 1.0 if solver == "smo" else float(eta)
-        return _core.stochastic_steps(
-            *args,
-            state.S,
-            state.ssum,
-            step,
+        rule = _core.StochasticRule(
+            1.0 if solver == "smo" else float(eta),
             tol if kkt_T is None else kkt_T,
             kkt_eps,
             tol,
             criterion == "mean",
-            tol,
-            int(cap),
-            rng,
         )
+        return _core.stochastic_steps(prob, float(C), dual, rule, tol, int(cap), rng)
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 

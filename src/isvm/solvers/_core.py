@@ -20,8 +20,65 @@ misbehave.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+# ---------------------------------------------------------------- bundles
+# Named tuples of arrays: what crosses a numba boundary travels in these instead of
+# long positional lists (numba passes them as plain structs; unpacked at the top of
+# each kernel, so the loops read local arrays as before).
+
+
+class Problem(NamedTuple):
+    """A dual problem over listed variables: the kernel, the variables, their coding."""
+
+    K: np.ndarray  # (N, N) kernel matrix
+    var_i: np.ndarray  # (V,) point of each listed variable
+    var_j: np.ndarray  # (V,) class of each listed variable
+    cols: np.ndarray  # (N, L, 2) score columns of each variable's coding (-1: none)
+    vals: np.ndarray  # (N, L, 2) their coefficients
+    c: float  # the metric's mean coefficient (0: no mean term, ``ssum`` unused)
+
+
+class Dual(NamedTuple):
+    """A point of the dual and its scores (see the module docstring)."""
+
+    alpha: np.ndarray  # (N, L)
+    S: np.ndarray  # (D, N)
+    ssum: np.ndarray  # (N,)
+
+
+class Blocks(NamedTuple):
+    """Per-point blocks for :func:`block_epochs`: the points visited and their coupling."""
+
+    points: np.ndarray  # (P,) the points whose multipliers are variables
+    var_mask: np.ndarray  # (N, L) which multipliers exist
+    w: np.ndarray  # (N, L) block direction of each multiplier
+    sigma: float  # block coupling (0: uncoupled, single coordinates suffice)
+
+
+class Target(NamedTuple):
+    """A held-out point whose prediction a solve may stop on once certified (:func:`certify`)."""
+
+    point: int  # -1: none
+    A: np.ndarray  # (D, L) scores -> class scores
+    scale: float  # kappa * sqrt(K_pp)
+
+
+class StochasticRule(NamedTuple):
+    """Step and stopping rule of :func:`stochastic_steps` (the paper's Algorithms 1 and 2)."""
+
+    eta: float  # step factor (1: Algorithm 1)
+    T: float  # KKT-distance resolution
+    eps: float  # bound tolerance of the KKT distance
+    theta: float  # mean KKT distance to stop at
+    use_mean: bool  # the paper's mean rule (else the maximum violation <= tol)
+
+
+#: no certification target
+NO_TARGET = Target(-1, np.zeros((1, 1)), 0.0)
 
 # ---------------------------------------------------------------- random numbers
 # A tiny explicit-state generator (splitmix64) so that every solve is reproducible
@@ -158,6 +215,16 @@ def projected_gradient(a, g, C):
 
 
 @njit(cache=True)
+def dual_gradients(prob, S, ssum):
+    """``g = 1 - Q alpha`` (the ascent gradient) of every variable of ``prob``, from the scores."""
+    _, var_i, var_j, cols, vals, c = prob
+    g = np.empty(var_i.shape[0])
+    for v in range(var_i.shape[0]):
+        g[v] = 1.0 - q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
+    return g
+
+
+@njit(cache=True)
 def optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum):
     """(dual objective, duality gap, max KKT violation) over the listed variables.
 
@@ -242,25 +309,7 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
-def cd_epochs(
-    K,
-    var_i,
-    var_j,
-    cols,
-    vals,
-    c,
-    C,
-    alpha,
-    S,
-    ssum,
-    tol,
-    max_epochs,
-    state,
-    shrinking,
-    cert_point,
-    A,
-    cert_scale,
-):
+def cd_epochs(prob, C, dual, tol, max_epochs, state, shrinking, target):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
     Each epoch visits the active variables in a fresh random order and solves each
@@ -270,13 +319,16 @@ def cd_epochs(
     variables is checked, so shrinking never changes the answer. The gradient of
     a shrunk variable is always exact (it is read from S), so un-shrinking is free.
 
-    With ``cert_point >= 0`` (a held-out point, see :func:`certify`) the solve
+    With ``target.point >= 0`` (a held-out point, see :func:`certify`) the solve
     also stops, before the first epoch or after any, as soon as the prediction at
     that point is certified; whichever way it returns, that point's scores in S are
     then exact for the returned alpha (:func:`refresh_point_scores`).
 
     Returns (epochs, converged, max violation, certified).
     """
+    K, var_i, var_j, cols, vals, c = prob
+    alpha, S, ssum = dual
+    cert_point, A, cert_scale = target
     n_var = var_i.shape[0]
     index = np.arange(n_var)
     qd = np.empty(n_var)
@@ -382,35 +434,19 @@ def kkt_distance(V, a, C, T, eps):
 
 
 @njit(cache=True)
-def stochastic_steps(
-    K,
-    var_i,
-    var_j,
-    cols,
-    vals,
-    c,
-    C,
-    alpha,
-    S,
-    ssum,
-    eta,
-    T,
-    eps,
-    theta,
-    use_mean,
-    tol,
-    max_steps,
-    state,
-):
+def stochastic_steps(prob, C, dual, rule, tol, max_steps, state):
     """Algorithm 1 (eta = 1) and Algorithm 2 (step eta): one random coordinate per step.
 
-    Each step picks a variable uniformly, moves it by ``eta`` times the exact
+    Each step picks a variable uniformly, moves it by ``rule.eta`` times the exact
     one-variable step, clips it to [0, C], then (as published) sweeps all NL
-    variables to evaluate the stopping rule: the mean KKT distance < theta when
-    ``use_mean``, else the maximum KKT violation <= tol.
+    variables to evaluate the stopping rule: the mean KKT distance < ``rule.theta``
+    when ``rule.use_mean``, else the maximum KKT violation <= tol.
 
     Returns (steps, converged, max violation).
     """
+    K, var_i, var_j, cols, vals, c = prob
+    alpha, S, ssum = dual
+    eta, T, eps, theta, use_mean = rule
     n_var = var_i.shape[0]
     qd = np.empty(n_var)
     for v in range(n_var):
@@ -519,28 +555,7 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
 
 
 @njit(cache=True)
-def block_epochs(
-    K,
-    points,
-    var_i,
-    var_j,
-    cols,
-    vals,
-    c,
-    C,
-    alpha,
-    S,
-    ssum,
-    var_mask,
-    block_w,
-    block_sigma,
-    tol,
-    max_epochs,
-    state,
-    cert_point,
-    A,
-    cert_scale,
-):
+def block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target):
     """Block coordinate descent: each step solves one point's multipliers exactly.
 
     Points are visited in a fresh random order every epoch; a point whose
@@ -548,11 +563,15 @@ def block_epochs(
     gradients. The scores change along at most D columns per step (O(N D), the
     same as L single-coordinate steps), and the block step moves along the flat
     directions of the singular ISVM dual that single coordinates can only zigzag
-    along. Stopping and certification as in :func:`cd_epochs`; ``var_i``/``var_j``
-    list the same problem's variables for the exact optimality check.
+    along. Stopping and certification as in :func:`cd_epochs`; ``prob``'s variables
+    are the same problem's, listed for the exact optimality check.
 
     Returns (epochs, converged, max violation, certified).
     """
+    K, var_i, var_j, cols, vals, c = prob
+    points, var_mask, block_w, block_sigma = blocks
+    alpha, S, ssum = dual
+    cert_point, A, cert_scale = target
     n_points = points.shape[0]
     n_classes = alpha.shape[1]
     n_cols = S.shape[0]

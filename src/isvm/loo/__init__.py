@@ -1,0 +1,44 @@
+"""Exact leave-one-out (LOO) accuracy over a (gamma, C) grid, for every formulation.
+
+``from isvm.loo import loo_grid`` for the engine, ``loo_refit`` for the plain
+reference (refit every fold from zero), ``c_grid`` for the study's C values and
+``LooSettings`` for the engine's budgets. One module per role:
+
+- :mod:`isvm.loo.driver`: the (gamma, C) path driver (:func:`loo_grid`, :func:`loo_refit`);
+- :mod:`isvm.loo.full_fit`: the full fit's exact active-set finish (NumPy/SciPy);
+- :mod:`isvm.loo.fold_update`: numba, a fold solved by updates of the full inverse;
+- :mod:`isvm.loo.folds`: numba, every fold of a grid point in parallel, certified;
+- :mod:`isvm.loo.bundles`, :mod:`isvm.loo.settings`: what crosses those boundaries;
+- :mod:`isvm.loo.grid`, :mod:`isvm.loo.records`: the C grid and the record schema
+  (light: no numba);
+- :mod:`isvm.loo.cli`: ``python -m isvm loo``.
+
+Names are imported on first use, so ``import isvm.loo.records`` does not compile
+the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "loo_grid": "isvm.loo.driver",
+    "loo_refit": "isvm.loo.driver",
+    "c_grid": "isvm.loo.grid",
+    "LooSettings": "isvm.loo.settings",
+    "DEFAULT_SETTINGS": "isvm.loo.settings",
+    "GRID_COLUMNS": "isvm.loo.records",
+    "RECORD_COLUMNS": "isvm.loo.records",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'isvm.loo' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

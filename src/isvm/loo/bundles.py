@@ -1,0 +1,78 @@
+"""Named bundles of arrays that cross the LOO engine's numba boundaries.
+
+Each is a ``NamedTuple``: numba passes it as a plain struct, and each kernel unpacks
+the fields it needs at its top. The solver-level bundles (``Problem``, ``Dual``,
+``Blocks``, ``Target``) live in :mod:`isvm.solvers._core`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+#: variable statuses of an active set (int8)
+ZERO, FREE, UPPER, EXCLUDED = 0, 1, 2, 3
+
+
+class Factor(NamedTuple):
+    """The full optimum's active set and the inverse the fold updates border.
+
+    ``Q_out``/``Y_out`` hold ``Q[v, F]`` and ``Q[v, F] Hinv`` of every variable v
+    outside F at row ``out_pos[v]``; empty (``out_pos`` all -1) over the memory budget.
+    """
+
+    status: np.ndarray  # (V,) int8: ZERO / FREE / UPPER per variable
+    free_vars: np.ndarray  # (F,) the free set F, as variable indices
+    free_pos: np.ndarray  # (V,) position in F, or -1
+    Hinv: np.ndarray  # (F, F) inverse of H = Q_FF
+    S_bound: np.ndarray  # (D, N) scores of the variables at C alone
+    ssum_bound: np.ndarray  # (N,)
+    Q_out: np.ndarray  # (outside, F)
+    Y_out: np.ndarray  # (outside, F)
+    out_pos: np.ndarray  # (V,) row in Q_out / Y_out, or -1
+    var_id: np.ndarray  # (N, L) variable index of each (point, class), or -1
+
+
+class Warm(NamedTuple):
+    """A fold's statuses at the previous C and the full optimum's there (empty: no guess)."""
+
+    status: np.ndarray  # (V,) int8 or (0,)
+    base: np.ndarray  # (V,) int8 or (0,)
+
+
+class FoldStore(NamedTuple):
+    """Every fold's solution at the previous C of the path: its warm starts at the next."""
+
+    alpha: np.ndarray  # (N, N, L)
+    S: np.ndarray  # (N, D, N)
+    ssum: np.ndarray  # (N, N)
+    status: np.ndarray  # (N, V) int8, the active-set statuses
+    status_ok: np.ndarray  # (N,) bool, whether ``status`` is an exact fold optimum's
+
+
+class PathStep(NamedTuple):
+    """One C of a path, as the fold driver sees it."""
+
+    C: float
+    scale_prev: float  # C / C_prev (<= 0: first C, no previous fold solutions)
+    seeds: np.ndarray  # (N,) uint64, each fold's random stream
+    status_prev: np.ndarray  # (V,) int8, the full optimum's statuses at C_prev (or (0,))
+
+
+class FoldOutput(NamedTuple):
+    """Per-fold results of one grid point."""
+
+    pred: np.ndarray  # (N,) int64 predicted class
+    epochs: np.ndarray  # (N,) int64 set updates plus cd epochs
+    certified: np.ndarray  # (N,) bool, the duality-gap bound proves the prediction
+    settled: np.ndarray  # (N,) bool, certified or converged to tol
+
+    @classmethod
+    def empty(cls, n: int) -> FoldOutput:
+        return cls(
+            np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.int64),
+            np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.bool_),
+        )

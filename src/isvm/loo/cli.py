@@ -1,0 +1,249 @@
+"""``python -m isvm loo``: LOO grid records for a chunk of subsamples of one data set.
+
+Reads the data set (``.npz`` of :mod:`isvm.data`) and the subsample index matrix
+(``.npy``, one row per subsample), runs :func:`isvm.loo.loo_grid` for subsamples
+``chunk * reps_per_job ... + reps_per_job - 1`` and writes one Parquet row per
+(subsample, gamma, C). Every subsample's solver seed derives from
+``(seed, dataset, Ns, subsample)`` alone, so chunking never changes a number.
+
+Long chunks (letter at Ns = 500: hours) keep a checkpoint per finished subsample in
+``OUT.partial/`` beside the output: a job killed or preempted mid-chunk resumes from
+its last finished subsample when run again, with the same numbers (each subsample
+depends only on its own seed). The checkpoints carry a fingerprint of everything that
+can change a number (input files, method, grid, solver settings, seed, the package's
+source) and are ignored when it differs; they are removed once the output is written.
+Progress is logged per subsample and, within a long subsample, every ``--progress-every``
+seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from isvm.data import DataError, load_npz
+from isvm.loo.driver import loo_grid
+from isvm.loo.grid import c_grid
+from isvm.loo.records import RECORD_COLUMNS
+from isvm.methods import FORMULATIONS
+from isvm.seeding import derive_seed
+
+
+def fingerprint(data_path: Path, subsamples_path: Path, **settings) -> str:
+    """sha256 of the inputs, the settings that can change a number and the package's source."""
+    digest = hashlib.sha256()
+    for path in (data_path, subsamples_path):
+        digest.update(Path(path).read_bytes())
+    digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class Checkpoints:
+    """Finished subsamples of one chunk, one Parquet file each, under ``folder``.
+
+    Kept only for the same ``key`` (:func:`fingerprint`); a folder written for
+    another key is emptied first.
+    """
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        stamp = folder / "fingerprint.txt"
+        if folder.exists() and (not stamp.exists() or stamp.read_text() != key):
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(key)
+
+    def _path(self, subsample: int) -> Path:
+        return self.folder / f"subsample-{subsample}.parquet"
+
+    def load(self, subsample: int) -> pd.DataFrame | None:
+        """The subsample's records if it finished before, else None."""
+        path = self._path(subsample)
+        return pd.read_parquet(path) if path.exists() else None
+
+    def save(self, subsample: int, frame: pd.DataFrame) -> None:
+        """Write atomically (a kill mid-write leaves no partial file)."""
+        tmp = self._path(subsample).with_suffix(".tmp")
+        frame.to_parquet(tmp, index=False)
+        tmp.replace(self._path(subsample))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class Progress:
+    """``loo_grid``'s progress callback: one log line at most every ``every`` seconds."""
+
+    def __init__(self, label: str, every: float, log) -> None:
+        self.label, self.every, self.log = label, every, log
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if done < total and now - self.last >= self.every:
+            self.last = now
+            seconds = now - self.start
+            print(
+                f"{self.label}: {done}/{total} grid points, {seconds:.0f}s",
+                file=self.log,
+                flush=True,
+            )
+
+
+def run_chunk(
+    data_path: Path,
+    subsamples_path: Path,
+    method: str,
+    chunk: int,
+    reps_per_job: int,
+    gammas: list[float],
+    Cs: np.ndarray,
+    *,
+    tol: float,
+    max_iter: int | None,
+    threads: int,
+    seed: int,
+    checkpoints: Checkpoints | None = None,
+    progress_every: float = 300.0,
+    log=sys.stderr,
+) -> pd.DataFrame:
+    """LOO records of one chunk of subsamples (see the module docstring).
+
+    With ``checkpoints``, subsamples finished by an earlier, interrupted run are read
+    back instead of recomputed, and each one finished here is saved at once.
+    """
+    dataset = load_npz(data_path)
+    indices = np.load(subsamples_path)
+    if indices.ndim != 2:
+        raise ValueError(f"{subsamples_path}: expected a 2-D index matrix, got {indices.shape}")
+    n_sub, ns = indices.shape
+    first = chunk * reps_per_job
+    if not 0 <= first < n_sub:
+        raise ValueError(f"chunk {chunk} starts at subsample {first}, but there are {n_sub}")
+    frames = []
+    for r in range(first, min(first + reps_per_job, n_sub)):
+        idx = indices[r]
+        y = dataset.y[idx]
+        if np.unique(y).shape[0] < 2:
+            raise ValueError(
+                f"{dataset.name} Ns={ns} subsample {r} holds a single class; "
+                "draw subsamples with at least two classes"
+            )
+        label = f"[isvm loo] {dataset.name} Ns={ns} {method} subsample {r}"
+        frame = None if checkpoints is None else checkpoints.load(r)
+        if frame is not None:
+            frames.append(frame)
+            print(f"{label}: read from the checkpoint of an earlier run", file=log, flush=True)
+            continue
+        start = time.perf_counter()
+        frame = loo_grid(
+            dataset.X[idx], y, method, gammas, Cs, tol=tol, max_iter=max_iter, threads=threads,
+            seed=derive_seed(seed, "loo", dataset.name, ns, r),
+            progress=Progress(label, progress_every, log),
+        )  # fmt: skip
+        frame.insert(0, "subsample", r)
+        frames.append(frame)
+        if checkpoints is not None:
+            checkpoints.save(r, frame)
+        capped = int(frame["n_capped"].sum())
+        print(
+            f"{label}: {len(frame)} grid points in {time.perf_counter() - start:.1f}s, "
+            f"best LOO accuracy {frame['loo_accuracy'].max():.3f}"
+            + (f", {capped} fits hit the iteration cap" if capped else ""),
+            file=log,
+            flush=True,
+        )
+    out = pd.concat(frames, ignore_index=True)
+    out.insert(0, "method", method)
+    out.insert(0, "Ns", ns)
+    out.insert(0, "scaling", dataset.scaling)
+    out.insert(0, "dataset", dataset.name)
+    return out[list(RECORD_COLUMNS)]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``isvm loo``."""
+    parser.add_argument("--data", type=Path, required=True, help="data set .npz (isvm data fetch)")
+    parser.add_argument(
+        "--subsamples", type=Path, required=True,
+        help="subsample index matrix .npy (isvm subsample), one row per subsample",
+    )  # fmt: skip
+    parser.add_argument("--method", required=True, choices=sorted(FORMULATIONS))
+    parser.add_argument("--chunk", type=int, default=0, help="chunk number (0-based)")
+    parser.add_argument(
+        "--reps-per-job", type=int, default=1,
+        help="subsamples per chunk: chunk K runs subsamples K*R .. K*R+R-1",
+    )  # fmt: skip
+    parser.add_argument(
+        "--gammas", type=float, nargs="+", required=True, metavar="GAMMA",
+        help="kernel widths gamma of exp(-gamma ||x - x'||^2 / M) (the paper: 5 10)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--C-start", type=float, required=True, help="first C of the grid (the paper: 0.1)"
+    )
+    parser.add_argument(
+        "--C-stop", type=float, required=True,
+        help="the grid runs while C is below this (the paper: 50, i.e. up to 49.6)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--C-step", type=float, required=True, help="C step of the grid (the paper: 0.5)"
+    )
+    parser.add_argument("--tol", type=float, default=1e-3, help="maximum KKT violation of a fit")
+    parser.add_argument(
+        "--max-iter", type=int, default=None, help="epochs per fit (default: the engine's cap)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=1, help="numba threads for the folds (numbers unchanged)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the study's seed")
+    parser.add_argument("--out", type=Path, required=True, help="output .parquet (atomic write)")
+    parser.add_argument(
+        "--progress-every", type=float, default=300.0, metavar="SECONDS",
+        help="log progress within a subsample at most this often",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-checkpoints", dest="checkpoints", action="store_false",
+        help="do not keep finished subsamples in OUT.partial/ for a resumed run",
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one chunk and write its Parquet file (atomically), resuming from checkpoints."""
+    checkpoints = None
+    try:
+        Cs = c_grid(args.C_start, args.C_stop, args.C_step)
+        if args.checkpoints:
+            key = fingerprint(
+                args.data, args.subsamples, method=args.method, chunk=args.chunk,
+                reps_per_job=args.reps_per_job, gammas=list(args.gammas), Cs=Cs.tolist(),
+                tol=args.tol, max_iter=args.max_iter, seed=args.seed,
+            )  # fmt: skip
+            checkpoints = Checkpoints(args.out.with_suffix(".partial"), key)
+        records = run_chunk(
+            args.data, args.subsamples, args.method, args.chunk, args.reps_per_job,
+            list(args.gammas), Cs, tol=args.tol, max_iter=args.max_iter,
+            threads=args.threads, seed=args.seed, checkpoints=checkpoints,
+            progress_every=args.progress_every,
+        )  # fmt: skip
+    except (DataError, ValueError, OSError) as exc:
+        print(f"isvm loo: error: {exc}", file=sys.stderr)
+        return 2
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".parquet.tmp")
+    records.to_parquet(tmp, index=False)
+    tmp.replace(args.out)
+    if checkpoints is not None:
+        checkpoints.remove()
+    return 0

@@ -1,0 +1,293 @@
+"""Exact leave-one-out accuracy over a (gamma, C) grid: the path driver and the plain reference.
+
+For every grid point the engine fits the full data once and then each held-out
+problem ("fold"). It is exact (every fold's prediction is that of the fold
+problem's true optimum) and fast, through warm starts that are all feasible as
+they stand (the dual has no equality constraint):
+
+1. one kernel matrix per gamma, shared by all C values, folds and (through
+   ``kernel_cache``) methods;
+2. the full fit walks the C path upwards from ``min(alpha * C/C_prev, C)``: a
+   rough cd solve (max KKT violation ``settings.active_presolve_tol``) finds the
+   sets of variables at 0, free and at C, and an **active-set finish**
+   (:mod:`isvm.loo.full_fit`) solves the free set's linear system exactly and keeps
+   the inverse of its block of Q, starting from the previous C's sets and updating
+   its inverse (block updates, checked) rather than factorising afresh;
+3. each fold is the full problem with the held-out point's multipliers fixed at
+   0, so it is solved from the full optimum by **active-set updates of that
+   inverse** (:mod:`isvm.loo.fold_update`: a Schur complement per changed variable,
+   no new factorisation); usually a handful of primal-dual steps to the fold's exact
+   optimum (seeded with the fold's own statuses at the previous C), and the
+   decremental path (the point's multipliers scaled down to 0, one status change per
+   step) where those stop making progress. Folds where the update gives up (step or
+   size budget, a singular face) fall back to cd from the better (by duality gap)
+   of the full solution with the point's multipliers removed and the fold's own
+   solution at the previous C, scaled by C/C_prev (:mod:`isvm.loo.folds`);
+4. **certified predictions**: the bias-free primal is 1-strongly convex in w,
+   so ``||w - w*||^2 <= 2 * gap`` (the duality gap, read from the scores at no
+   extra kernel cost), and a class-score difference at the held-out point moves
+   by at most ``kappa * sqrt(K_pp) * ||w - w*||`` (kappa = sqrt(2) for ISVM, OVA,
+   WW; 2 for WW with the appendix-E kernel). Every fold, however it was solved,
+   stops only when its top score beats the runner-up by more than that bound;
+   folds the bound cannot settle (near-ties) run to ``tol`` and then tighter,
+   and are counted in ``n_uncertified``. The active-set steps are therefore an
+   accelerator, never trusted blindly;
+5. folds run in parallel (numba ``prange``); each has its own random stream
+   derived from ``(seed, gamma, C, point)``, so results do not depend on the
+   number of threads.
+
+The class set is that of ``y`` (or ``0..n_classes-1`` when given): a fold keeps
+all L classes even when the held-out point was the only one of its class.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, MutableMapping, Sequence
+
+import numba
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from threadpoolctl import threadpool_limits
+
+from isvm.kernels import rbf_from_distances, squared_distances
+from isvm.loo.bundles import FoldOutput, FoldStore, PathStep
+from isvm.loo.folds import fit_folds
+from isvm.loo.full_fit import exact_full_fit
+from isvm.loo.grid import check_grid
+from isvm.loo.records import GRID_COLUMNS
+from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
+from isvm.methods import Formulation, coefficient_matrix, get_formulation
+from isvm.seeding import derive_seed
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, run_solver, solve, variable_list
+from isvm.solvers._core import Blocks, Problem
+
+
+def _encode_labels(y: ArrayLike, n_classes: int | None) -> tuple[NDArray, NDArray[np.int64], int]:
+    """(classes, labels 0..L-1, L); a clear error for one-class input."""
+    y = np.asarray(y)
+    if n_classes is None:
+        classes, y_idx = np.unique(y, return_inverse=True)
+        n_classes = classes.shape[0]
+    else:
+        y_idx = y.astype(np.int64)
+        if y_idx.min() < 0 or y_idx.max() >= n_classes:
+            raise ValueError(f"with n_classes={n_classes}, labels must lie in 0..{n_classes - 1}")
+        classes = np.arange(n_classes)
+    if np.unique(y_idx).shape[0] < 2:
+        raise ValueError(
+            f"leave-one-out needs at least 2 classes in the sample; got only {classes[y_idx[0]]!r}"
+        )
+    return classes, y_idx.astype(np.int64), n_classes
+
+
+def _kernels(
+    X: ArrayLike, gammas: Sequence[float], kernel_cache: MutableMapping | None
+) -> dict[float, NDArray[np.float64]]:
+    """One kernel matrix per gamma, from the cache where present."""
+    cache = {} if kernel_cache is None else kernel_cache
+    missing = [g for g in gammas if float(g) not in cache]
+    if missing:
+        X = np.asarray(X, dtype=np.float64)
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinite values")
+        d2 = squared_distances(X)
+        for g in missing:
+            cache[float(g)] = rbf_from_distances(d2, float(g), X.shape[1])
+    return {float(g): cache[float(g)] for g in gammas}
+
+
+def loo_grid(
+    X: ArrayLike,
+    y: ArrayLike,
+    method: str | Formulation,
+    gammas: Sequence[float],
+    Cs: Sequence[float],
+    *,
+    solver: str = "cd",
+    tol: float = 1e-3,
+    threads: int = 1,
+    seed: int = 0,
+    kernel_cache: MutableMapping | None = None,
+    max_iter: int | None = None,
+    n_classes: int | None = None,
+    tol_floor: float = 1e-9,
+    active_set: bool = True,
+    settings: LooSettings = DEFAULT_SETTINGS,
+    return_predictions: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame | tuple[pd.DataFrame, NDArray]:
+    """Exact LOO accuracy of ``method`` at every (gamma, C); one row per grid point.
+
+    Rows come sorted by gamma (as given) then C ascending, with the columns of
+    :data:`isvm.loo.records.GRID_COLUMNS`. ``iterations`` sums the epochs of the full
+    fit and all folds; ``converged`` is False if the full fit or any fold hit
+    ``max_iter`` (epochs per fit) unsettled, and ``n_capped`` counts those fits.
+    ``n_uncertified`` counts folds whose prediction the duality-gap bound could not
+    prove even at ``tol_floor`` (top-two score gap of order sqrt(tol_floor)):
+    near-ties, decided by the solve. With ``return_predictions=True`` also returns
+    the LOO predicted labels, shape (n_grid, N), rows in the order of the frame.
+
+    ``active_set=True`` (the default) polishes each full fit to the exact optimum
+    and solves the folds by active-set updates of its factorisation
+    (:mod:`isvm.loo.full_fit`, :mod:`isvm.loo.fold_update`), falling back to cd per
+    fold; ``False`` uses cd alone. Both are exact; the switch exists for benchmarks
+    and checks, as does ``settings`` (:class:`~isvm.loo.settings.LooSettings`: the
+    engine's budgets and thresholds, none of which changes a prediction).
+    ``progress(done, total)``, if given, is called after each grid point.
+    """
+    if solver != "cd":
+        raise ValueError(
+            f"loo_grid runs the cd solver (its certified folds are exact for any solver's "
+            f"optimum); got solver={solver!r}"
+        )
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    formulation = get_formulation(method) if isinstance(method, str) else method
+    gammas, Cs = check_grid(gammas, Cs)
+    classes, y_idx, n_classes = _encode_labels(y, n_classes)
+    kernels = _kernels(X, gammas, kernel_cache)
+    if next(iter(kernels.values())).shape[0] != y_idx.shape[0]:
+        raise ValueError("X and y have different numbers of samples")
+    coding = formulation.encode(y_idx, n_classes)
+    A = np.ascontiguousarray(formulation.decision_matrix(n_classes))
+    var_i, var_j = variable_list(coding)
+    cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
+    cfg = settings.fold(
+        tol=tol, tol_floor=tol_floor, max_epochs=cap, kappa=formulation.score_diff_norm
+    )
+    n = y_idx.shape[0]
+    var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
+    var_id[var_i, var_j] = np.arange(var_i.shape[0])
+    blocks = Blocks(
+        np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
+    )
+    rows, preds = [], []
+    previous_threads = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    # BLAS on one thread: a multi-threaded factorisation rounds differently with the
+    # thread count, which moved iteration and uncertified-fold counts (never a
+    # prediction) between runs with different `threads`; the folds are the parallel part.
+    blas_limit = threadpool_limits(limits=1)
+    try:
+        for gamma in gammas:
+            K = kernels[gamma]
+            prob = Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+            alpha, C_prev, previous = None, None, None
+            store = FoldStore(
+                np.zeros((n, n, n_classes)),
+                np.zeros((n, coding.n_columns, n)),
+                np.zeros((n, n)),
+                np.zeros((n, var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
+                np.zeros(n, dtype=np.bool_),
+            )
+            for C in Cs:
+                start = time.perf_counter()
+                if alpha is not None:
+                    alpha = np.minimum(alpha * (C / C_prev), C)
+                state = SolverState.start(K, coding, alpha)
+                full_seed = derive_seed(seed, "loo-full", gamma, C)
+                pre_tol = max(tol, settings.active_presolve_tol) if active_set else tol
+                full_epochs, full_conv, _ = run_solver(
+                    state, var_i, var_j, C, solver="cd", tol=pre_tol, max_iter=cap, seed=full_seed
+                )
+                optimum = None
+                if active_set:
+                    optimum = exact_full_fit(
+                        K, coding, var_i, var_j, state.alpha, C, settings=settings,
+                        retry_max_epochs=min(cap, 1000), seed=full_seed, previous=previous,
+                    )  # fmt: skip
+                # the full statuses the folds' statuses at the previous C go with
+                base = np.zeros(0, np.int8) if previous is None else previous.status
+                previous = optimum
+                if optimum is not None:  # the exact optimum: counts as converged
+                    state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
+                    full_epochs, full_conv = full_epochs + optimum.iterations, True
+                elif pre_tol > tol:
+                    more, full_conv, _ = run_solver(
+                        state, var_i, var_j, C, solver="cd", tol=tol,
+                        max_iter=max(cap - full_epochs, 1), seed=full_seed,
+                    )  # fmt: skip
+                    full_epochs += more
+                fold_seeds = np.array(
+                    [derive_seed(seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
+                )
+                step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
+                fac = optimum.factor(var_id) if optimum is not None else None
+                out = FoldOutput.empty(n)
+                with threadpool_limits(limits=1):  # BLAS inside parallel folds: one thread
+                    fit_folds(prob, blocks, A, step, state.dual, fac, store, cfg, out)
+                n_errors = int(np.count_nonzero(out.pred != y_idx))
+                n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
+                rows.append(
+                    (gamma, C, 1.0 - n_errors / n, n_errors,
+                     int(np.count_nonzero(state.alpha.any(axis=1))),
+                     int(full_epochs + out.epochs.sum()), n_capped == 0,
+                     int(np.count_nonzero(~out.certified)), n_capped,
+                     time.perf_counter() - start)
+                )  # fmt: skip
+                preds.append(classes[out.pred])
+                alpha, C_prev = state.alpha, C
+                if progress is not None:
+                    progress(len(rows), len(gammas) * len(Cs))
+    finally:
+        numba.set_num_threads(previous_threads)
+        blas_limit.restore_original_limits()
+    frame = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
+    if return_predictions:
+        return frame, np.array(preds)
+    return frame
+
+
+def loo_refit(
+    X: ArrayLike,
+    y: ArrayLike,
+    method: str | Formulation,
+    gammas: Sequence[float],
+    Cs: Sequence[float],
+    *,
+    solver: str = "cd",
+    tol: float = 1e-3,
+    seed: int = 0,
+    kernel_cache: MutableMapping | None = None,
+    max_iter: int | None = None,
+    n_classes: int | None = None,
+) -> tuple[pd.DataFrame, NDArray, NDArray[np.float64]]:
+    """The plain reference: refit every held-out problem from zero, no shortcuts.
+
+    Returns (frame with gamma, C, loo_accuracy, n_errors, seconds; predicted labels
+    (n_grid, N); the top-two class-score gap of each prediction (n_grid, N)).
+    Used by the tests to check :func:`loo_grid` and by the benchmarks as baseline.
+    """
+    formulation = get_formulation(method) if isinstance(method, str) else method
+    gammas, Cs = check_grid(gammas, Cs)
+    classes, y_idx, n_classes = _encode_labels(y, n_classes)
+    kernels = _kernels(X, gammas, kernel_cache)
+    A = formulation.decision_matrix(n_classes)
+    n = y_idx.shape[0]
+    rows, preds, gaps = [], [], []
+    for gamma in gammas:
+        K = kernels[gamma]
+        for C in Cs:
+            start = time.perf_counter()
+            pred = np.empty(n, dtype=np.int64)
+            gap = np.empty(n)
+            for p in range(n):
+                keep = np.arange(n) != p
+                result = solve(
+                    K[np.ix_(keep, keep)], y_idx[keep], n_classes, formulation, C,
+                    solver=solver, tol=tol, max_iter=max_iter,
+                    seed=derive_seed(seed, "refit", gamma, C, p),
+                )  # fmt: skip
+                coding = formulation.encode(y_idx[keep], n_classes)
+                scores = (K[p, keep] @ coefficient_matrix(result.alpha, coding)) @ A
+                order = np.argsort(-scores, kind="stable")
+                pred[p] = np.argmax(scores)
+                gap[p] = scores[order[0]] - scores[order[1]]
+            n_errors = int(np.count_nonzero(pred != y_idx))
+            rows.append((gamma, C, 1.0 - n_errors / n, n_errors, time.perf_counter() - start))
+            preds.append(classes[pred])
+            gaps.append(gap)
+    frame = pd.DataFrame(rows, columns=["gamma", "C", "loo_accuracy", "n_errors", "seconds"])
+    return frame, np.array(preds), np.array(gaps)

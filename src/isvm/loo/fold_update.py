@@ -1,0 +1,585 @@
+"""Numba: a held-out problem solved by active-set updates of the full optimum's inverse.
+
+The fold is the full problem with one point's multipliers fixed at 0. Each variable
+whose status differs from the full optimum's enters through a bordered (Schur
+complement) system on the full fit's ``Hinv`` (:class:`~isvm.loo.bundles.Factor`),
+so a face solve costs O(m |F|) (given the rows ``Q[v, F] Hinv`` the full fit
+precomputes) for m changed variables instead of a new O(|F|^3) factorisation.
+Primal-dual steps come first; where they stop making progress, the decremental path
+(the held-out point's multipliers scaled down to 0, one status change per step)
+finishes the fold. The result is a feasible point whose duality gap the caller
+checks (:mod:`isvm.loo.folds`), so a fold the update gives up on only costs time.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from isvm.loo.bundles import EXCLUDED, FREE, UPPER, ZERO
+from isvm.solvers import _core
+from isvm.solvers._core import dual_gradients
+
+
+class Removal(NamedTuple):
+    """The held-out point's multipliers at C (dropping to 0) and the full free values."""
+
+    p_upper: np.ndarray  # (L,) its variables at C (first ``n_pu``)
+    n_pu: int
+    x_full: np.ndarray  # (F,) the full optimum's free values
+    z_p: np.ndarray  # (F,) Hinv Q[F, p_upper] C: their pull on the free set
+
+
+class Touched(NamedTuple):
+    """Outside variables freed at some step: their columns, Hinv columns and Schur rows."""
+
+    ids: np.ndarray  # (max_changed,) variable indices (first ``nt``)
+    Qv: np.ndarray  # (cap, F) Q[t, F]
+    Y: np.ndarray  # (cap, F) Q[t, F] Hinv
+    G: np.ndarray  # (cap, cap) Q_tt' - Q_tF Hinv Q_Ft'
+    t_val: np.ndarray  # (max_changed,) their values at the last face solve
+
+
+class Changes(NamedTuple):
+    """Status changes to apply: variables and their new statuses (first n)."""
+
+    v: np.ndarray  # (V,) int64
+    s: np.ndarray  # (V,) int8
+
+
+@njit(cache=True)
+def _solve_dense(T, b, m):
+    """Solve ``T[:m, :m] x = b[:m]`` in place (Gaussian elimination, partial pivoting).
+
+    Returns False when a pivot vanishes (the bordered system is singular).
+    """
+    scale = 0.0
+    for r in range(m):
+        for s in range(m):
+            if abs(T[r, s]) > scale:
+                scale = abs(T[r, s])
+    for col in range(m):
+        piv = col
+        for r in range(col + 1, m):
+            if abs(T[r, col]) > abs(T[piv, col]):
+                piv = r
+        if abs(T[piv, col]) <= 1e-14 * scale:
+            return False
+        if piv != col:
+            for s in range(m):
+                tmp = T[col, s]
+                T[col, s] = T[piv, s]
+                T[piv, s] = tmp
+            tmp = b[col]
+            b[col] = b[piv]
+            b[piv] = tmp
+        for r in range(col + 1, m):
+            f = T[r, col] / T[col, col]
+            if f != 0.0:
+                for s in range(col, m):
+                    T[r, s] -= f * T[col, s]
+                b[r] -= f * b[col]
+    for r in range(m - 1, -1, -1):
+        acc = b[r]
+        for s in range(r + 1, m):
+            acc -= T[r, s] * b[s]
+        b[r] = acc / T[r, r]
+    return True
+
+
+@njit(cache=True)
+def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
+    """Active-set solve of the held-out problem of point ``p`` from the full optimum.
+
+    ``prob`` is the full problem (:class:`~isvm.solvers._core.Problem`), ``full`` the
+    full optimum (:class:`~isvm.solvers._core.Dual`) and ``fac`` its active set and
+    inverse (:class:`~isvm.loo.bundles.Factor`); ``cfg`` is the
+    :class:`~isvm.loo.settings.FoldSettings`. The fold fixes p's multipliers at 0;
+    every other variable keeps its full status until the iteration moves it. Each
+    step minimises the dual on the face its statuses define (:func:`_face_solution`,
+    a bordered system on the full inverse, never a new factorisation).
+
+    Two phases share those face solves:
+
+    1. primal-dual steps (every variable that left the box goes to its bound, every
+       bound variable whose gradient points inward is freed): usually a handful of
+       steps to the optimum. The dual is not an M-matrix, so they can cycle or
+       diverge; once ``cfg.patience`` steps in a row fail to reduce the number of
+       infeasible variables, phase 2 takes over (``patience < 0``: at once);
+    2. the decremental path (Cauwenberghs and Poggio's exact leave-one-out, without
+       the bias): with p's multipliers scaled by 1 - t, the optimum moves piecewise
+       linearly from the full optimum (t = 0) to the fold's (t = 1); each piece heads
+       for its face's minimiser at t = 1 and ends where a free variable reaches a
+       bound or a bound variable's gradient turns inward. One status change per step
+       and no guessing, so it does not cycle the way phase 1 can, but it takes one
+       step per change where phase 1 often takes one step for many.
+
+    Along a C path the fold's own changes persist from one C to the next: with
+    ``warm`` (:class:`~isvm.loo.bundles.Warm`: this fold's final statuses at the
+    previous C and the full optimum's there), phase 1 starts from the full statuses
+    with the fold's previous changes applied (unless there are more than
+    ``cfg.warm_max_changes``); empty arrays mean no such guess. Phase 2 always starts
+    afresh from the full optimum.
+
+    Writes the fold solution into ``out`` (a Dual: clipped to the box, scores exact
+    for it) and its statuses into ``status_out``, and returns (converged, set
+    updates). Not converged (``cfg.max_iter`` updates in all, a singular face, more
+    than ``cfg.max_changed`` outside variables freed, a ridged face that is not
+    stationary: ISVM with two classes, whose dual is flat along y_i) leaves them
+    unspecified; the caller then falls back to coordinate descent.
+    """
+    K, var_i, var_j, cols, vals, c = prob
+    alpha_full, S_full, ssum_full = full
+    status, free_vars, free_pos, Hinv = fac.status, fac.free_vars, fac.free_pos, fac.Hinv
+    Y_out, out_pos, var_id = fac.Y_out, fac.out_pos, fac.var_id
+    alpha = out.alpha
+    max_iter, max_changed, patience = cfg.max_iter, cfg.max_changed, cfg.patience
+    free_threshold = cfg.free_threshold
+    n_var = var_i.shape[0]
+    nf = free_vars.shape[0]
+    n_classes = alpha_full.shape[1]
+    st = status.copy()
+    x_full = np.empty(nf)
+    for k in range(nf):
+        x_full[k] = alpha_full[var_i[free_vars[k]], var_j[free_vars[k]]]
+    # p's multipliers at C drop to 0: z_p = Hinv sum_v Q[F, v] C, from the precomputed
+    # rows Q[v, F] Hinv where there are any
+    p_upper = np.empty(n_classes, dtype=np.int64)
+    n_pu = 0
+    d = np.zeros(nf)
+    z_p = np.zeros(nf)
+    for j in range(n_classes):
+        v = var_id[p, j]
+        if v < 0:
+            continue
+        if status[v] == UPPER:
+            p_upper[n_pu] = v
+            n_pu += 1
+            if out_pos[v] >= 0:
+                z_p += C * Y_out[out_pos[v]]
+            else:
+                for k in range(nf):
+                    u = free_vars[k]
+                    d[k] += C * _core.q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
+        st[v] = EXCLUDED
+    if n_pu > 0 and nf > 0 and out_pos[p_upper[0]] < 0:  # all precomputed, or none
+        z_p = np.dot(Hinv, d)
+    removal = Removal(p_upper, n_pu, x_full, z_p)
+    cap = min(16, max_changed)  # rows kept for touched variables; _register grows them
+    work = Touched(
+        np.empty(max_changed, dtype=np.int64),
+        np.empty((cap, nf)),
+        np.empty((cap, nf)),
+        np.empty((cap, cap)),
+        np.empty(max_changed),
+    )
+    nt = 0
+    changes = Changes(np.empty(n_var, dtype=np.int64), np.empty(n_var, dtype=np.int8))
+    chg_v, chg_s = changes
+    slack = cfg.box_slack * C
+    it = 0
+    # phase 1: primal-dual steps, from the fold's changes at the previous C if given
+    warm_status, warm_base = warm
+    if patience >= 0 and warm_status.shape[0] == n_var and warm_base.shape[0] == n_var:
+        n_warm = 0
+        for v in range(n_var):
+            w = warm_status[v]
+            if st[v] != EXCLUDED and w != EXCLUDED and w != warm_base[v] and w != st[v]:
+                chg_v[n_warm] = v
+                # an outside variable enters the face solves only as a touched (freed)
+                # one: guess it free, and the steps move it to its bound if need be
+                chg_s[n_warm] = w if free_pos[v] >= 0 else FREE
+                n_warm += 1
+        if n_warm <= cfg.warm_max_changes:
+            grown, work = _register(prob, fac, changes, n_warm, st, work, nt, max_changed)
+            nt = max(grown, 0)  # too many: no guess (nothing changed)
+    guessed = nt > 0
+    best = n_var + 1
+    tries = patience
+    while it < max_iter and patience >= 0:  # patience < 0: the decremental path alone
+        it += 1
+        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
+            break
+        n_inf = _infeasible(prob, C, slack, st, out, changes, free_threshold)
+        if n_inf == 0:
+            if not _stationary(prob, st, out, cfg.stationary_tol):
+                return False, it  # a ridged solve of a singular face: not a minimiser
+            _clip(prob, C, out)
+            status_out[:] = st
+            return True, it
+        if n_inf < best:
+            best = n_inf
+            tries = patience
+        elif tries > 0:
+            tries -= 1
+        else:
+            break
+        grown, work = _register(prob, fac, changes, n_inf, st, work, nt, max_changed)
+        if grown < 0:
+            break
+        nt = grown
+    # phase 2: the decremental path. With p's multipliers at (1 - t) times their full
+    # values, the optimum is piecewise linear in t, from the full optimum (t = 0) to
+    # the fold's (t = 1); on each piece it heads for the current face's minimiser at
+    # t = 1, and a piece ends where a free variable reaches a bound or a bound
+    # variable's gradient turns inward: one status change per step.
+    for v in range(n_var):
+        if st[v] != EXCLUDED:
+            st[v] = status[v]
+    if guessed:  # the path starts afresh, not burdened by the rows of a wrong guess
+        nt = 0
+    cur = alpha_full.copy()
+    g_cur = dual_gradients(prob, S_full, ssum_full)
+    while it < max_iter:
+        it += 1
+        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
+            return False, it
+        g_new = dual_gradients(prob, out.S, out.ssum)
+        tau = 1.0
+        event = -1
+        for v in range(n_var):
+            s = st[v]
+            if s == FREE:  # reaches a bound
+                a_new = alpha[var_i[v], var_j[v]]
+                a_cur = cur[var_i[v], var_j[v]]
+                if a_new < 0.0 and a_new < a_cur:
+                    r = max(a_cur, 0.0) / (a_cur - a_new)
+                elif a_new > C and a_new > a_cur:
+                    r = max(C - a_cur, 0.0) / (a_new - a_cur)
+                else:
+                    continue
+            elif s == ZERO and g_new[v] > free_threshold:  # gradient turns inward
+                r = max(free_threshold - g_cur[v], 0.0) / (g_new[v] - g_cur[v])
+            elif s == UPPER and g_new[v] < -free_threshold:
+                r = max(g_cur[v] + free_threshold, 0.0) / (g_cur[v] - g_new[v])
+            else:
+                continue
+            if r < tau:
+                tau, event = r, v
+        if event < 0:  # the face minimiser at t = 1 satisfies the KKT conditions
+            if not _stationary(prob, st, out, cfg.stationary_tol):
+                return False, it  # a ridged solve of a singular face: not a minimiser
+            _clip(prob, C, out)
+            status_out[:] = st
+            return True, it
+        # the path and its gradient are affine in t: interpolate both (the event
+        # variable's move to its bound below only corrects rounding)
+        cur += tau * (alpha - cur)
+        g_cur += tau * (g_new - g_cur)
+        i, j = var_i[event], var_j[event]
+        if st[event] == FREE:
+            cur[i, j] = 0.0 if alpha[i, j] < 0.0 else C
+            st[event] = ZERO if cur[i, j] == 0.0 else UPPER
+        else:
+            chg_v[0] = event
+            chg_s[0] = FREE
+            grown, work = _register(prob, fac, changes, 1, st, work, nt, max_changed)
+            if grown < 0:
+                return False, it
+            nt = grown
+    return False, it
+
+
+@njit(cache=True)
+def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
+    """Minimise the dual on the face that the statuses ``st`` describe.
+
+    With R the free-set variables now at a bound and N the touched outside variables
+    now free, the face's stationarity system
+
+        [ H     Q_FN  E_R ] [x_F]   [r_F]
+        [ Q_NF  Q_NN  0   ] [x_N] = [r_N]
+        [ E_R'  0     0   ] [mu ]   [v_R]
+
+    is solved through its (|N| + |R|)-square Schur complement: p's multipliers at C
+    dropping to 0 enter through ``removal.z_p``, each of the first ``nt`` touched
+    variables through its rows of ``work.Qv``, ``work.Y = Q_tF Hinv`` and ``work.G``.
+    Writes the minimiser (not clipped to the box) and its exact scores into ``out``
+    and the touched variables' values into ``work.t_val``. Returns False when the
+    system is singular even with a ridge (relative size ``ridge``).
+    """
+    K, var_i, var_j, cols, vals, c = prob
+    alpha_full, S_full, ssum_full = full
+    free_vars, Hinv, S_bound, ssum_bound = fac.free_vars, fac.Hinv, fac.S_bound, fac.ssum_bound
+    p_upper, n_pu, x_full, z_p = removal
+    touched, Qv, Y, G, t_val = work
+    alpha, S, ssum = out
+    nf = free_vars.shape[0]
+    r_pos = np.empty(nf, dtype=np.int64)
+    r_val = np.empty(nf)
+    n_list = np.empty(nt, dtype=np.int64)
+    nr = 0
+    for k in range(nf):
+        s = st[free_vars[k]]
+        if s != FREE:
+            r_pos[nr] = k
+            r_val[nr] = C if s == UPPER else 0.0
+            nr += 1
+    nn = 0
+    for t in range(nt):
+        v = touched[t]
+        if st[v] == FREE:
+            n_list[nn] = t
+            nn += 1
+            t_val[t] = 0.0  # unknown: out of the bound part of the right-hand side
+        else:
+            t_val[t] = C if st[v] == UPPER else 0.0
+    m = nn + nr
+    # z = Hinv r_F with every outside change folded in
+    z = x_full + z_p
+    for t in range(nt):
+        v = touched[t]
+        diff = alpha_full[var_i[v], var_j[v]] - t_val[t]
+        if diff != 0.0:
+            for k in range(nf):
+                z[k] += diff * Y[t, k]
+    # Schur complement system in (x_N, mu)
+    T = np.empty((m, m))
+    rhs = np.empty(m)
+    qz = np.dot(Qv[:nt], z) if nn > 0 and nf > 0 else np.zeros(nt)  # one GEMV, not nn dots
+    for a in range(nn):
+        ta = n_list[a]
+        va = touched[ta]
+        ia = var_i[va]
+        ja = var_j[va]
+        r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
+        for q in range(n_pu):
+            vq = p_upper[q]
+            r += C * _core.q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
+        for t in range(nt):
+            vt = touched[t]
+            diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
+            if diff != 0.0:
+                r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
+        rhs[a] = r - qz[ta]
+        for b in range(nn):
+            T[a, b] = G[ta, n_list[b]]
+        for b in range(nr):
+            T[a, nn + b] = -Y[ta, r_pos[b]]
+            T[nn + b, a] = -Y[ta, r_pos[b]]
+    for a in range(nr):
+        rhs[nn + a] = r_val[a] - z[r_pos[a]]
+        for b in range(nr):
+            T[nn + a, nn + b] = -Hinv[r_pos[a], r_pos[b]]
+    T_ridge = T.copy()
+    rhs_ridge = rhs.copy()
+    if not _solve_dense(T, rhs, m):
+        # Singular: for ISVM, all of one point's multipliers free (Q is singular along
+        # y_i there, and the dual is linear along it), or fixed where Hinv is a
+        # pseudo-inverse. A ridge on each block turns the step into a long one along
+        # that direction, which the caller cuts at the box; a face solved this way
+        # is never reported as the optimum unless it is stationary.
+        ridge_n = 0.0
+        for a in range(nn):
+            v = touched[n_list[a]]
+            ridge_n = max(ridge_n, _core.q_entry(K, var_i[v], var_j[v], var_i[v], var_j[v],
+                                                 cols, vals, c))  # fmt: skip
+        ridge_r = 0.0
+        for a in range(nr):
+            ridge_r = max(ridge_r, abs(T_ridge[nn + a, nn + a]))
+        for a in range(nn):
+            T_ridge[a, a] += ridge * max(ridge_n, 1e-300)
+        for a in range(nr):
+            T_ridge[nn + a, nn + a] -= ridge * max(ridge_r, 1e-300)
+        if not _solve_dense(T_ridge, rhs_ridge, m):
+            return False
+        rhs = rhs_ridge
+    x = z.copy()
+    for a in range(nn):
+        f = rhs[a]
+        ta = n_list[a]
+        for k in range(nf):
+            x[k] -= f * Y[ta, k]
+    for a in range(nr):
+        f = rhs[nn + a]
+        row = r_pos[a]
+        for k in range(nf):
+            x[k] -= f * Hinv[row, k]
+    for a in range(nr):
+        x[r_pos[a]] = r_val[a]
+    for a in range(nn):
+        t_val[n_list[a]] = rhs[a]
+    # the minimiser and its exact scores, the changes summed per point first
+    alpha[:, :] = alpha_full
+    S[:, :] = S_full
+    ssum[:] = ssum_full
+    coef = np.zeros((K.shape[0], S.shape[0]))
+    for k in range(nf):
+        if x[k] != x_full[k]:
+            v = free_vars[k]
+            alpha[var_i[v], var_j[v]] = x[k]
+            _add_change(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, coef)
+    for t in range(nt):
+        v = touched[t]
+        alpha[var_i[v], var_j[v]] = t_val[t]
+        _add_change(var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]], cols, vals, coef)
+    for q in range(n_pu):
+        v = p_upper[q]
+        alpha[var_i[v], var_j[v]] = 0.0
+        _add_change(var_i[v], var_j[v], -C, cols, vals, coef)
+    _core.apply_point_steps(coef, c, K, S, ssum)
+    return True
+
+
+@njit(cache=True, _nrt=False)
+def _add_change(i, j, delta, cols, vals, coef):
+    """Record ``alpha_ij += delta`` in the per-point coefficients ``coef`` (N x D)."""
+    for t in range(2):
+        col = cols[i, j, t]
+        if col >= 0:
+            coef[i, col] += delta * vals[i, j, t]
+
+
+@njit(cache=True)
+def _infeasible(prob, C, slack, st, out, changes, free_threshold):
+    """Collect the KKT violations of a face minimiser ``out`` into ``changes``.
+
+    A free variable outside the box (by more than ``slack``) goes to that bound; a
+    bound variable whose gradient points inward (by more than ``free_threshold``) is
+    freed. Returns their number; zero means ``out.alpha`` is optimal (once clipped).
+    """
+    _, var_i, var_j, cols, vals, c = prob
+    alpha, S, ssum = out
+    chg_v, chg_s = changes
+    n_inf = 0
+    for v in range(var_i.shape[0]):
+        s = st[v]
+        if s == EXCLUDED:
+            continue
+        new_s = s
+        if s == FREE:
+            a = alpha[var_i[v], var_j[v]]
+            if a < -slack:
+                new_s = ZERO
+            elif a > C + slack:
+                new_s = UPPER
+        else:
+            g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
+            if (s == ZERO and g > free_threshold) or (s == UPPER and g < -free_threshold):
+                new_s = FREE
+        if new_s != s:
+            chg_v[n_inf] = v
+            chg_s[n_inf] = new_s
+            n_inf += 1
+    return n_inf
+
+
+@njit(cache=True)
+def _stationary(prob, st, out, tol):
+    """Whether every free variable's gradient vanishes (to ``tol``) at ``out``.
+
+    True by construction for an exact face solve; a singular face solved with the
+    ridge can miss it, and must not be reported as the optimum.
+    """
+    _, var_i, var_j, cols, vals, c = prob
+    for v in range(var_i.shape[0]):
+        if st[v] == FREE:
+            g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, out.S, out.ssum)
+            if abs(g) > tol:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _register(prob, fac, changes, n_chg, st, work, nt, max_changed):
+    """Apply the first ``n_chg`` status changes; newly freed outside variables join the
+    touched ones with their rows (:func:`_add_touched`), the row storage grown as needed.
+
+    Returns (number of touched variables, work), or -1 first (changing nothing) when
+    that would take them past ``max_changed``.
+    """
+    chg_v, chg_s = changes
+    touched = work.ids
+    free_pos = fac.free_pos
+    n_new = 0
+    for k in range(n_chg):
+        v = chg_v[k]
+        if chg_s[k] == FREE and free_pos[v] < 0 and not _is_touched(v, touched, nt + n_new):
+            if nt + n_new == max_changed:
+                return -1, work
+            touched[nt + n_new] = v
+            n_new += 1
+    for k in range(n_chg):
+        st[chg_v[k]] = chg_s[k]
+    if nt + n_new > work.Qv.shape[0]:
+        work = _grown(work, nt, min(max(2 * work.Qv.shape[0], nt + n_new), max_changed))
+    _add_touched(prob, fac, work, nt, n_new)
+    return nt + n_new, work
+
+
+@njit(cache=True)
+def _clip(prob, C, out):
+    """Clip ``out.alpha`` to the box, keeping its scores exact."""
+    K, var_i, var_j, cols, vals, c = prob
+    alpha, S, ssum = out
+    for v in range(var_i.shape[0]):
+        a = alpha[var_i[v], var_j[v]]
+        clipped = min(max(a, 0.0), C)
+        if clipped != a:
+            alpha[var_i[v], var_j[v]] = clipped
+            _core.apply_step(var_i[v], var_j[v], clipped - a, cols, vals, c, K, S, ssum)
+
+
+@njit(cache=True)
+def _grown(work, nt, cap):
+    """A copy of ``work`` whose row arrays have room for ``cap`` rows (first ``nt`` kept)."""
+    Qv2 = np.empty((cap, work.Qv.shape[1]))
+    Y2 = np.empty((cap, work.Y.shape[1]))
+    G2 = np.empty((cap, cap))
+    Qv2[:nt] = work.Qv[:nt]
+    Y2[:nt] = work.Y[:nt]
+    G2[:nt, :nt] = work.G[:nt, :nt]
+    return Touched(work.ids, Qv2, Y2, G2, work.t_val)
+
+
+@njit(cache=True, _nrt=False)
+def _is_touched(v, touched, nt):
+    for t in range(nt):
+        if touched[t] == v:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _add_touched(prob, fac, work, nt, n_new):
+    """Register the outside variables ``work.ids[nt:nt + n_new]``: their columns
+    ``q = Q[F, v]``, ``Hinv q`` (precomputed rows where ``fac.out_pos`` has them, else
+    one matrix product for all) and their rows and columns of the Schur block
+    ``G = Q_tt' - q_t' Hinv q_t'``."""
+    if n_new == 0:
+        return
+    K, var_i, var_j, cols, vals, c = prob
+    free_vars, Hinv = fac.free_vars, fac.Hinv
+    Q_out, Y_out, out_pos = fac.Q_out, fac.Y_out, fac.out_pos
+    touched, Qv, Y, G, _ = work
+    nf = free_vars.shape[0]
+    new_q = np.empty((n_new, nf))
+    new_y = np.empty((n_new, nf))
+    if out_pos[touched[nt]] >= 0:  # all outside variables are precomputed, or none
+        for a in range(n_new):
+            row = out_pos[touched[nt + a]]
+            new_q[a] = Q_out[row]
+            new_y[a] = Y_out[row]
+    else:
+        for a in range(n_new):
+            v = touched[nt + a]
+            for k in range(nf):
+                u = free_vars[k]
+                new_q[a, k] = _core.q_entry(
+                    K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c
+                )
+        if nf > 0:
+            new_y = np.dot(new_q, Hinv)  # Hinv is symmetric
+    Qv[nt : nt + n_new] = new_q
+    Y[nt : nt + n_new] = new_y
+    cross = np.dot(Qv[: nt + n_new], new_y.T) if nf > 0 else np.zeros((nt + n_new, n_new))
+    for a in range(n_new):
+        v = touched[nt + a]
+        for t in range(nt + a + 1):
+            u = touched[t]
+            g = _core.q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c)
+            g -= cross[t, a]
+            G[t, nt + a] = g
+            G[nt + a, t] = g

@@ -1,0 +1,146 @@
+"""Numba: every held-out problem ("fold") of one grid point, in parallel, certified.
+
+Fold p starts from the full optimum: an active-set update of its inverse
+(:func:`isvm.loo.fold_update.fold_active_set`) usually ends at the fold's exact
+optimum; where it does not, coordinate descent runs from the better (smaller
+duality gap) of the full solution with p's multipliers removed and the fold's own
+solution at the previous C, scaled by C / C_prev. Every fold stops only when its
+prediction is certified by the duality-gap bound (:func:`isvm.solvers._core.certify`)
+or it has converged to ``tol`` and then tighter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from isvm.loo.bundles import Warm
+from isvm.loo.fold_update import fold_active_set
+from isvm.solvers import _core
+from isvm.solvers._core import Blocks, Dual, Problem, Target
+
+
+@njit(cache=True)
+def _fold_solve(prob, blocks, C, dual, tol, max_epochs, state, target):
+    """One held-out solve: block updates where a point's multipliers are coupled."""
+    if blocks.sigma != 0.0:
+        return _core.block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target)
+    return _core.cd_epochs(prob, C, dual, tol, max_epochs, state, True, target)
+
+
+@njit(cache=True, parallel=True)
+def fit_folds(prob, blocks, A, step, full, fac, store, cfg, out):
+    """Fit every held-out problem of one grid point in parallel; fills ``out`` and the fold store.
+
+    ``prob`` is the full problem, ``blocks`` its coupling (the points are taken per
+    fold), ``A`` turns scores into class scores; ``step``
+    (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
+    none), the folds' seeds and the full statuses at C_prev; ``full`` the full
+    optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or None where the full fit
+    is not exact (cd alone then); ``store`` (:class:`~isvm.loo.bundles.FoldStore`)
+    each fold's solution at the previous C, updated here; ``cfg`` the
+    :class:`~isvm.loo.settings.FoldSettings`; ``out`` a
+    :class:`~isvm.loo.bundles.FoldOutput`.
+
+    The bundles are handed whole to :func:`_fit_fold`: inside a ``prange`` loop numba
+    loses writes made through a tuple's arrays (numba/numba#5872).
+    """
+    for p in prange(prob.K.shape[0]):
+        _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out)
+
+
+@njit(cache=True)
+def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
+    """Fold ``p`` of :func:`fit_folds`.
+
+    The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
+    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]`` and
+    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there.
+
+    ``out.settled[p]`` is True when the fold was certified or converged to tol. A fold
+    that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
+    ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
+    only near-ties stay uncertified; those keep the prediction of the tightest solve.
+    """
+    K, var_i, var_j, cols, vals, c = prob
+    alpha_full, S_full, ssum_full = full
+    C, scale_prev, seeds, status_prev = step
+    tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
+    n = K.shape[0]
+    n_classes = alpha_full.shape[1]
+    n_var = 0
+    for v in range(var_i.shape[0]):
+        if var_i[v] != p:
+            n_var += 1
+    fi = np.empty(n_var, dtype=np.int64)
+    fj = np.empty(n_var, dtype=np.int64)
+    k = 0
+    for v in range(var_i.shape[0]):
+        if var_i[v] != p:
+            fi[k] = var_i[v]
+            fj[k] = var_j[v]
+            k += 1
+    fp = np.empty(n - 1, dtype=np.int64)
+    for q in range(n - 1):
+        fp[q] = q if q < p else q + 1
+    fold = Problem(K, fi, fj, cols, vals, c)
+
+    alpha = np.empty_like(alpha_full)
+    S = np.empty_like(S_full)
+    ssum = np.empty_like(ssum_full)
+    exact = False
+    e = 0
+    if fac is not None:
+        use_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
+        warm = store.status[p] if use_warm else store.status[p, :0]
+        exact, e = fold_active_set(
+            prob, p, C, full, fac, cfg, Warm(warm, status_prev), Dual(alpha, S, ssum),
+            store.status[p],
+        )  # fmt: skip
+    store.status_ok[p] = exact
+    if not exact:
+        alpha[:, :] = alpha_full
+        S[:, :] = S_full
+        ssum[:] = ssum_full
+        for j in range(n_classes):
+            a = alpha[p, j]
+            if a != 0.0:
+                _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
+                alpha[p, j] = 0.0
+        if scale_prev > 0.0:
+            gap_full = _core.optimality(fi, fj, alpha, cols, vals, c, C, S, ssum)[1]
+            prev_alpha = store.alpha[p] * scale_prev
+            prev_S = store.S[p] * scale_prev
+            prev_ssum = store.ssum[p] * scale_prev
+            gap_prev = _core.optimality(fi, fj, prev_alpha, cols, vals, c, C, prev_S, prev_ssum)[1]
+            if gap_prev < gap_full:
+                alpha = prev_alpha
+                S = prev_S
+                ssum = prev_ssum
+
+    state = _core.rng_state(seeds[p])
+    target = Target(p, A, cfg.kappa * np.sqrt(K[p, p]))
+    fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
+    dual = Dual(alpha, S, ssum)
+    more, conv, _, cert = _fold_solve(fold, fold_blocks, C, dual, tol, max_epochs, state, target)
+    e += more
+    # Converged at tol but not certified: tighten, on a bounded budget, until the
+    # bound settles it (a genuine tie, e.g. duplicate points, never will).
+    budget = min(max_epochs - e, 10 * e + 100)
+    tight = tol * 0.01
+    while conv and not cert and tight >= tol_floor and budget > 0:
+        more, ok, _, cert = _fold_solve(fold, fold_blocks, C, dual, tight, budget, state, target)
+        e += more
+        budget -= more
+        if not ok:
+            break
+        tight *= 0.01
+    # S[:, p] was summed afresh from the fold's own multipliers by the last solve
+    # (_core.refresh_point_scores), never left as the incremental residue
+    out.pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
+    out.epochs[p] = e
+    out.certified[p] = cert
+    out.settled[p] = cert or conv
+    store.alpha[p] = alpha
+    store.S[p] = S
+    store.ssum[p] = ssum

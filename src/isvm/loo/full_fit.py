@@ -1,0 +1,548 @@
+"""The full fit's exact finish (NumPy/SciPy): the optimum, its free set and the inverse of Q_FF.
+
+Coordinate descent converges linearly, and slowly on the ill-conditioned duals of
+wide Gaussian kernels; the leave-one-out certificate, however, needs a small
+duality gap. Once the sets of variables at 0, free and at C are known, the optimum
+is the solution of one linear system on the free set,
+
+    Q_FF alpha_F = 1 - Q_FU C 1,
+
+so a primal-dual active-set iteration (solve, move the variables that left the
+box to their bound, free the bound variables whose gradient points inward,
+repeat) ends at the exact optimum in a few steps from a good guess.
+:func:`exact_full_fit` polishes a tolerance-level cd solution that way and keeps
+what the fold updates (:mod:`isvm.loo.fold_update`) need: the free set, the inverse
+of its block ``H = Q_FF`` and the products ``Q[v, F]``, ``Q[v, F] Hinv`` of the
+outside variables. Only |F|-sized blocks of Q are ever formed, never Q. Along a C
+path the inverse and the products are updated from the previous C's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+from numba import njit, prange
+from numpy.typing import NDArray
+
+from isvm.loo.bundles import FREE, UPPER, ZERO, Factor
+from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
+from isvm.methods import Coding
+from isvm.solvers import SolverState, _core, run_solver
+from isvm.solvers._core import Dual, Problem, dual_gradients
+
+#: rows per block in the updates of the outside products
+_ROW_BLOCK = 256
+
+
+@dataclass
+class FullOptimum:
+    """The exact optimum of a full problem with what the fold updates need."""
+
+    alpha: NDArray[np.float64]
+    S: NDArray[np.float64]
+    ssum: NDArray[np.float64]
+    status: NDArray[np.int8]  # ZERO / FREE / UPPER per variable
+    free_vars: NDArray[np.int64]
+    free_pos: NDArray[np.int64]
+    Hinv: NDArray[np.float64]
+    S_bound: NDArray[np.float64]
+    ssum_bound: NDArray[np.float64]
+    iterations: int
+    #: ``Q[v, F]`` and ``Q[v, F] Hinv`` of every variable v outside F, at row
+    #: ``out_pos[v]``; empty (and ``out_pos`` all -1) when over the memory budget
+    Q_out: NDArray[np.float64]
+    Y_out: NDArray[np.float64]
+    out_pos: NDArray[np.int64]
+    #: whether ``Hinv`` is the inverse of H (Cholesky), not a pseudo-inverse: only then
+    #: can the next grid point update it (:func:`_updated_products`)
+    exact_inverse: bool = False
+    #: whether ``Hinv`` and the products came from the previous C's by an update
+    products_updated: bool = False
+
+    @property
+    def dual(self) -> Dual:
+        """The optimum as the numba kernels take it."""
+        return Dual(self.alpha, self.S, self.ssum)
+
+    def factor(self, var_id: NDArray[np.int64]) -> Factor:
+        """The active set and inverse as the numba fold update takes them.
+
+        ``var_id`` maps (point, class) to the variable index (-1: not a variable).
+        """
+        return Factor(
+            self.status, self.free_vars, self.free_pos, self.Hinv, self.S_bound,
+            self.ssum_bound, self.Q_out, self.Y_out, self.out_pos, var_id,
+        )  # fmt: skip
+
+
+class Factorisation:
+    """A solver for a symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
+
+    ISVM's dual is singular along one direction per point, and duplicate points make
+    any dual singular; where the Cholesky factorisation fails or has a pivot below
+    1e-10 of the largest diagonal entry, the eigenvalue pseudo-inverse (cut at 1e-12
+    of the largest eigenvalue) gives the minimum-norm solution of the consistent
+    stationarity system instead, and :attr:`null` is a basis of the null space.
+    """
+
+    def __init__(self, H: NDArray[np.float64]) -> None:
+        self.size = H.shape[0]
+        self.cholesky = None if self.size == 0 else cholesky(H, np.max(np.diag(H)))
+        self.null = np.zeros((self.size, 0))
+        if self.size and self.cholesky is None:
+            w, V = scipy.linalg.eigh(H, check_finite=False)
+            keep = w > 1e-12 * max(w[-1], 0.0)
+            self._V, self._w, self.null = V[:, keep], w[keep], V[:, ~keep]
+
+    @property
+    def exact(self) -> bool:
+        """Whether :meth:`solve` applies the true inverse (not a pseudo-inverse)."""
+        return self.size == 0 or self.cholesky is not None
+
+    def solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H^-1 b`` (or the pseudo-inverse's)."""
+        if self.size == 0:
+            return np.zeros_like(b)
+        if self.cholesky is not None:
+            return scipy.linalg.cho_solve(self.cholesky, b, check_finite=False)
+        return (self._V / self._w) @ (self._V.T @ b)
+
+
+def cholesky(H: NDArray[np.float64], scale: float) -> tuple | None:
+    """Cholesky factor of H (lower), or None where H is not safely positive definite.
+
+    A pivot whose square is at most ``1e-10 * scale`` (the largest diagonal entry of
+    the block in question) counts as singular: ISVM's dual is singular along one
+    direction per point, and a nearly singular factor would amplify rounding.
+    """
+    try:
+        factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    if np.min(np.diag(factor[0])) ** 2 <= 1e-10 * scale:
+        return None
+    return factor
+
+
+def pin_null_directions(
+    x: NDArray[np.float64], null: NDArray[np.float64], C: float
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """Move a face minimiser along the null space of H: one variable per direction to a bound.
+
+    Along a null direction n of H (``H n = 0``) the dual and every gradient are
+    constant, so ``x + t n`` is as optimal as x for every t that stays in the box; at
+    the first bound met, that variable can be fixed there (its gradient is 0) and the
+    face loses one null direction. ISVM's dual is singular along one direction per
+    point whose multipliers are all free; pinning gives an optimum whose free block is
+    definite, so that it has a true inverse, which the C path can update and the folds
+    can border. Returns (positions in x of the pinned variables, their bounds).
+    """
+    x = np.clip(x, 0.0, C)
+    N = null.copy()
+    pinned, values = [], []
+    for d in range(N.shape[1]):
+        n = N[:, d]
+        scale = np.max(np.abs(n))
+        if scale == 0.0:
+            continue
+        moving = np.flatnonzero(np.abs(n) > 1e-8 * scale)
+        to_zero = -x[moving] / n[moving]
+        to_c = (C - x[moving]) / n[moving]
+        ahead = np.maximum(to_zero, to_c)  # the bound met moving forward (t >= 0)
+        behind = np.minimum(to_zero, to_c)  # ... and backward (t <= 0)
+        a, b = np.argmin(ahead), np.argmax(behind)
+        if ahead[a] <= -behind[b]:
+            k, t = moving[a], ahead[a]
+        else:
+            k, t = moving[b], behind[b]
+        x = np.clip(x + t * n, 0.0, C)
+        x[k] = 0.0 if x[k] <= 0.5 * C else C
+        pinned.append(k)
+        values.append(x[k])
+        # the other directions without a component on k: still null directions
+        N[:, d + 1 :] -= np.outer(n, N[k, d + 1 :] / n[k])
+    return np.array(pinned, dtype=np.int64), np.array(values)
+
+
+def problem_of(K: NDArray, coding: Coding, var_i: NDArray, var_j: NDArray) -> Problem:
+    """The numba :class:`~isvm.solvers._core.Problem` of these variables."""
+    return Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+
+
+def scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArray]:
+    """(S, ssum) of ``alpha``, as a solver state would hold them."""
+    state = SolverState.start(K, coding, alpha)
+    return state.S, state.ssum
+
+
+def _state(prob: Problem, coding: Coding, alpha) -> tuple[NDArray, NDArray, NDArray]:
+    """(S, ssum) of ``alpha`` and the dual gradients of ``prob``'s variables there."""
+    S, ssum = scores(prob.K, coding, alpha)
+    return S, ssum, dual_gradients(prob, S, ssum)
+
+
+def exact_full_fit(
+    K: NDArray[np.float64],
+    coding: Coding,
+    var_i: NDArray[np.int64],
+    var_j: NDArray[np.int64],
+    alpha0: NDArray[np.float64],
+    C: float,
+    *,
+    settings: LooSettings = DEFAULT_SETTINGS,
+    max_iter: int = 10,
+    max_free: int = 3000,
+    retry_tols: tuple[float, ...] = (1e-5, 1e-7),
+    retry_max_epochs: int = 1000,
+    max_outside_entries: int = 8_000_000,
+    seed: int = 0,
+    previous: FullOptimum | None = None,
+    previous_max_iter: int = 4,
+) -> FullOptimum | None:
+    """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
+
+    Each step solves ``Q_FF alpha_F = 1 - Q_FU C 1`` on the current free set (a
+    fresh factorisation of the |F| x |F| block), then moves the variables that left
+    the box to their bound and frees the bound variables whose gradient points
+    inward; the sets settling means the KKT conditions hold. The first sets are
+    those of ``previous`` where given (the optimum at the previous C of a path,
+    usually a few changes away; at most ``previous_max_iter`` steps), then those
+    guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
+    an M-matrix), so after ``max_iter`` steps the start is improved by cd at each of
+    ``retry_tols`` in turn (at most ``retry_max_epochs`` epochs each) and the steps
+    retried. Returns None when they never settle or the free set exceeds
+    ``max_free`` variables (the caller keeps its cd solution).
+
+    The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
+    they free; when (outside variables) x |F| is at most ``max_outside_entries`` (64
+    MB per array at the default) the latter are computed here for all of them in one
+    matrix product, much faster than in the folds' small batches. Along a C path
+    both are updated from ``previous``'s where the free set changed little
+    (:func:`_updated_products`): O(changes x |F| x outside) instead of O(|F|^2 x
+    outside).
+    """
+    prob = problem_of(K, coding, var_i, var_j)
+    extra = 0
+    alpha = np.array(alpha0, dtype=np.float64)
+    for attempt, tol in enumerate((None, None, *retry_tols)):
+        if attempt == 0 and previous is None:
+            continue
+        if tol is not None:
+            state = SolverState.start(K, coding, alpha)
+            epochs, _, _ = run_solver(
+                state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed
+            )
+            alpha, extra = state.alpha, extra + epochs
+        if attempt == 0:
+            start, steps = previous.status, previous_max_iter
+        else:
+            start, steps = None, max_iter
+        settled = _settle(prob, coding, alpha, C, steps, max_free, settings, start, previous)
+        if settled is None:
+            extra += steps
+            continue
+        result, fact, r = settled
+        result.iterations += extra
+        nf = result.free_vars.shape[0]
+        n_out = result.status.shape[0] - nf
+        within = n_out * nf <= max_outside_entries
+        result.products_updated = (
+            within
+            and previous is not None
+            and _updated_products(previous, result, r, prob, coding, settings)
+        )
+        if not result.products_updated:
+            if fact is None:  # solved by an update, but the products could not follow
+                fact = Factorisation(q_block(prob, result.free_vars, result.free_vars))
+                result.exact_inverse = fact.exact
+            result.Hinv = np.ascontiguousarray(fact.solve(np.eye(nf)))
+            if within:
+                outside = np.flatnonzero(result.free_pos < 0)
+                result.Q_out = q_block(prob, outside, result.free_vars)
+                result.Y_out = result.Q_out @ result.Hinv  # Hinv is symmetric
+                result.out_pos[outside] = np.arange(outside.shape[0])
+        return result
+    return None
+
+
+def _block_update(
+    prev: FullOptimum,
+    free: NDArray[np.int64],
+    prob: Problem,
+    products: bool = False,
+) -> tuple | None:
+    """``prev``'s inverse (and, with ``products``, its outside rows) moved to ``free``.
+
+    The free set changes from F to F' = (F - R) + N. Removing R: with ``Hinv``
+    partitioned into kept (k) and removed parts and ``M = Hinv_RR^-1 Hinv_Rk``,
+    ``H_kk^-1 = Hinv_kk - Hinv_kR M``, each outside row becomes ``Y_k - Y_R M`` and
+    the removed variables' own rows are ``-M``. Adding N: with ``B = Q[k, N]``,
+    ``Y_N = B' H_kk^-1`` and the Schur complement ``S = Q_NN - Y_N B``, the bordered
+    inverse is ``[[H_kk^-1 + Y_N' S^-1 Y_N, -Y_N' S^-1], [-S^-1 Y_N, S^-1]]`` and an
+    outside row becomes ``[Y - W S^-1 Y_N, W S^-1]`` with ``W = Q[v, N] - Y B``.
+    O((|R| + |N|) |F| (|F| + outside)) work, against O(|F|^3 + |F|^2 outside) fresh.
+
+    Returns (positions in ``free`` of the new order k + N, Hinv in that order, and
+    with ``products`` Q_out, Y_out and the outside variables of their rows), or None
+    where it does not apply: ``prev``'s inverse is a pseudo-inverse, it lacks the
+    products asked for, the change is large (``4 (|R| + 2 |N|) > |F'|``) or the
+    Schur complement is not positive definite.
+    """
+    n_var = prob.var_i.shape[0]
+    nf_prev = prev.free_vars.shape[0]
+    if not prev.exact_inverse or nf_prev == 0:
+        return None
+    if products and prev.Q_out.shape[0] != n_var - nf_prev:
+        return None
+    new_pos = np.full(n_var, -1, dtype=np.int64)
+    new_pos[free] = np.arange(free.shape[0])
+    in_new = new_pos[prev.free_vars] >= 0
+    kept = prev.free_vars[in_new]
+    removed = prev.free_vars[~in_new]
+    added = free[prev.free_pos[free] < 0]
+    if 4 * (removed.shape[0] + 2 * added.shape[0]) > free.shape[0]:
+        return None
+    pk, pr = prev.free_pos[kept], prev.free_pos[removed]
+    nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
+    Hinv = np.empty((nk + nn, nk + nn))
+    H_kk = Hinv[:nk, :nk]  # a view: H_kk^-1 is built in place
+    _gather(prev.Hinv, pk, pk, H_kk)
+    if nr:
+        Hinv_kr = _gather(prev.Hinv, pk, pr, np.empty((nk, nr)))
+        M = np.linalg.solve(_gather(prev.Hinv, pr, pr, np.empty((nr, nr))), Hinv_kr.T)
+        H_kk -= Hinv_kr @ M
+    if products:  # rows: the old outside variables but N, then R; columns: k, then N
+        old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
+        has_row = prev.out_pos >= 0
+        old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+        rest = np.ones(old_out.shape[0], dtype=bool)
+        rest[prev.out_pos[added]] = False
+        rest_rows = np.flatnonzero(rest)
+    if nn:
+        if products:  # Q[N, k] and Q[N, k] H_kk^-1 are outside rows of prev
+            rows_n = prev.out_pos[added]
+            B = _gather(prev.Q_out, rows_n, pk, np.empty((nn, nk))).T
+            Y_n = _gather(prev.Y_out, rows_n, pk, np.empty((nn, nk)))
+            if nr:
+                Y_n -= _gather(prev.Y_out, rows_n, pr, np.empty((nn, nr))) @ M
+        else:
+            B = q_block(prob, kept, added)
+            Y_n = (H_kk @ B).T
+        Q_nn = q_block(prob, added, added)
+        schur = Q_nn - Y_n @ B
+        # a (nearly) singular new block, e.g. ISVM with all of a point's multipliers
+        # free, needs the pseudo-inverse of a fresh start
+        factor = cholesky(0.5 * (schur + schur.T), max(np.max(np.diag(Q_nn)), 1e-300))
+        if factor is None:
+            return None
+        S_inv = scipy.linalg.cho_solve(factor, np.eye(nn), check_finite=False)
+        YS = Y_n.T @ S_inv
+        H_kk += YS @ Y_n
+        Hinv[:nk, nk:] = -YS
+        Hinv[nk:, :nk] = -YS.T
+        Hinv[nk:, nk:] = S_inv
+    Q = Y = out = None
+    if products:
+        out = np.concatenate([old_out[rest_rows], removed])
+        n_out, n_rest = out.shape[0], rest_rows.shape[0]
+        Q = np.empty((n_out, nk + nn))
+        Y = np.empty((n_out, nk + nn))
+        _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
+        if nr:
+            Q[n_rest:, :nk] = q_block(prob, removed, kept)
+        if nn:
+            Q[:, nk:] = q_block(prob, out, added)
+        # each row in turn through the removal and the addition, in blocks of rows
+        # that stay in cache (one pass over the big arrays)
+        starts = [*range(0, n_rest, _ROW_BLOCK), *range(n_rest, n_out, _ROW_BLOCK)]
+        for start in starts:
+            stop = min(start + _ROW_BLOCK, n_rest if start < n_rest else n_out)
+            y = Y[start:stop, :nk]
+            if start < n_rest:
+                rows = rest_rows[start:stop]
+                _gather(prev.Y_out, rows, pk, y)
+                if nr:
+                    y -= _gather(prev.Y_out, rows, pr, np.empty((rows.shape[0], nr))) @ M
+            else:
+                y[:] = -M[start - n_rest : stop - n_rest]
+            if nn:
+                ws = (Q[start:stop, nk:] - y @ B) @ S_inv
+                y -= ws @ Y_n
+                Y[start:stop, nk:] = ws
+    order = new_pos[np.concatenate([kept, added])]
+    return order, Hinv, Q, Y, out
+
+
+def _q_times(prob: Problem, coding: Coding, free, u) -> NDArray[np.float64]:
+    """``Q[free, free] @ u`` through the scores of u, without forming the block."""
+    fi, fj = prob.var_i[free], prob.var_j[free]
+    alpha = np.zeros(coding.var_mask.shape)
+    alpha[fi, fj] = u
+    sub = Problem(prob.K, fi, fj, prob.cols, prob.vals, prob.c)
+    return 1.0 - _state(sub, coding, alpha)[2]
+
+
+def _updated_products(
+    prev: FullOptimum,
+    result: FullOptimum,
+    r: NDArray[np.float64],
+    prob: Problem,
+    coding: Coding,
+    settings: LooSettings,
+) -> bool:
+    """Fill ``result``'s Hinv, Q_out, Y_out by :func:`_block_update` of ``prev``'s.
+
+    Kept only if ``H Hinv v = v`` holds to ``settings.update_residual`` for ``v = r``
+    (the face's right-hand side) and ``v = 1``: rounding accumulates along a path, and
+    the check sends it back to a fresh factorisation before it matters. False (result
+    unchanged) where the update does not apply or fails the check.
+    """
+    if not result.exact_inverse:
+        return False
+    update = _block_update(prev, result.free_vars, prob, products=True)
+    if update is None:
+        return False
+    order, Hinv, Q, Y, out = update
+    free = result.free_vars[order]
+    for v in (r[order], np.ones(free.shape[0])):
+        residual = _q_times(prob, coding, free, Hinv @ v) - v
+        if np.max(np.abs(residual)) > settings.update_residual * max(np.max(np.abs(v)), 1e-300):
+            return False
+    n_var = prob.var_i.shape[0]
+    result.free_vars = free
+    result.free_pos = np.full(n_var, -1, dtype=np.int64)
+    result.free_pos[free] = np.arange(free.shape[0])
+    result.Hinv = np.ascontiguousarray(Hinv)
+    result.Q_out = np.ascontiguousarray(Q)
+    result.Y_out = np.ascontiguousarray(Y)
+    result.out_pos = np.full(n_var, -1, dtype=np.int64)
+    result.out_pos[out] = np.arange(out.shape[0])
+    return True
+
+
+def q_block(prob: Problem, rows: NDArray[np.int64], columns: NDArray[np.int64]) -> NDArray:
+    """The block ``Q[rows, columns]`` of ``prob``'s variables (indices into its list).
+
+    Entry by entry from the codings (:func:`isvm.solvers._core.q_entry`), rows in
+    parallel: no dense coding vectors, no fancy-indexed copies of K.
+    """
+    return _q_block(*prob, rows, columns)
+
+
+@njit(cache=True, parallel=True)
+def _q_block(K, var_i, var_j, cols, vals, c, rows, columns):
+    """:func:`q_block` on plain arrays (a tuple inside ``prange`` is unsafe: numba#5872)."""
+    out = np.empty((rows.shape[0], columns.shape[0]))
+    for a in prange(rows.shape[0]):
+        i, j = var_i[rows[a]], var_j[rows[a]]
+        for b in range(columns.shape[0]):
+            u = columns[b]
+            out[a, b] = _core.q_entry(K, i, j, var_i[u], var_j[u], cols, vals, c)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _gather(A, rows, columns, out):
+    """``out[:] = A[rows][:, columns]`` (rows in parallel; ``out`` may be a view)."""
+    for a in prange(rows.shape[0]):
+        r = rows[a]
+        for b in range(columns.shape[0]):
+            out[a, b] = A[r, columns[b]]
+    return out
+
+
+def _settle(
+    prob: Problem,
+    coding: Coding,
+    alpha: NDArray[np.float64],
+    C: float,
+    max_iter: int,
+    max_free: int,
+    settings: LooSettings,
+    status: NDArray[np.int8] | None = None,
+    previous: FullOptimum | None = None,
+) -> tuple[FullOptimum, Factorisation | None, NDArray[np.float64]] | None:
+    """Primal-dual active-set steps from ``status`` (guessed from ``alpha`` if None).
+
+    Each step's face solve uses ``previous``'s inverse updated to the step's free set
+    (:func:`_block_update`) where it applies and its solution, refined on the exact
+    residual, is stationary (free gradients below ``settings.solve_residual``), else a
+    fresh factorisation.
+    Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
+    H, or None if its face was solved by an update; the face's right-hand side r), or
+    None if the sets do not settle.
+    """
+    K, var_i, var_j = prob.K, prob.var_i, prob.var_j
+    n_var = var_i.shape[0]
+    box_slack, free_threshold = settings.box_slack, settings.free_threshold
+    if status is None:
+        S, ssum, g = _state(prob, coding, alpha)
+        step = alpha[var_i, var_j] + g
+        status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
+    it, limit, pin_rounds = 0, max_iter, settings.pin_rounds
+    while it < limit:
+        it += 1
+        free = np.flatnonzero(status == FREE)
+        if free.shape[0] > max_free:
+            return None
+        bound = np.zeros_like(alpha)
+        upper = status == UPPER
+        bound[var_i[upper], var_j[upper]] = C
+        S_bound, ssum_bound = scores(K, coding, bound)
+        fi, fj = var_i[free], var_j[free]
+        r = dual_gradients(Problem(K, fi, fj, prob.cols, prob.vals, prob.c), S_bound, ssum_bound)
+        fact = None
+        update = None
+        if previous is not None:
+            update = _block_update(previous, free, prob)
+        alpha = bound.copy()
+        if update is not None:
+            # x = H^-1 r by the updated inverse, refined on the exact residual (the
+            # folds build on x, so it must be as exact as a fresh factorisation's)
+            order, Hinv = update[0], update[1]
+            x = np.zeros_like(r)
+            g_free = r
+            scale = max(1.0, np.max(np.abs(r), initial=0.0))
+            for _ in range(1 + settings.refine_steps):
+                x[order] += Hinv @ g_free[order]
+                alpha[fi, fj] = x
+                S, ssum, g = _state(prob, coding, alpha)
+                g_free = g[free]
+                if np.max(np.abs(g_free), initial=0.0) <= settings.solve_residual * scale:
+                    break
+            else:
+                update = None
+        if update is None:
+            fact = Factorisation(q_block(prob, free, free))
+            x = fact.solve(r)
+            alpha[fi, fj] = x
+            S, ssum, g = _state(prob, coding, alpha)
+        new = status.copy()
+        new[free[x < -box_slack * C]] = ZERO
+        new[free[x > C * (1.0 + box_slack)]] = UPPER
+        new[(status == ZERO) & (g > free_threshold)] = FREE
+        new[(status == UPPER) & (g < -free_threshold)] = FREE
+        singular = fact is not None and fact.null.shape[1] > 0
+        if np.array_equal(new, status) and singular and pin_rounds:
+            # a singular face: fix one variable per null direction at a bound (an
+            # optimum as good) and solve the smaller face, which has a true inverse
+            pin_rounds -= 1
+            limit += 1
+            pos, values = pin_null_directions(x, fact.null, C)
+            new[free[pos]] = np.where(values == 0.0, ZERO, UPPER)
+        elif np.array_equal(new, status):
+            alpha = np.clip(alpha, 0.0, C)
+            S, ssum = scores(K, coding, alpha)
+            free_pos = np.full(n_var, -1, dtype=np.int64)
+            free_pos[free] = np.arange(free.shape[0])
+            nf = free.shape[0]
+            result = FullOptimum(
+                alpha, S, ssum, status, free.astype(np.int64), free_pos, np.zeros((0, 0)),
+                S_bound, ssum_bound, it, np.zeros((0, nf)), np.zeros((0, nf)),
+                np.full(n_var, -1, dtype=np.int64), fact is None or fact.exact,
+            )  # fmt: skip
+            return result, fact, r
+        status = new
+    return None

@@ -1,0 +1,41 @@
+"""The LOO record schema, in one place, and its reader.
+
+:func:`isvm.loo.loo_grid` returns one row per grid point (:data:`GRID_COLUMNS`);
+``isvm loo`` writes one Parquet file per chunk of subsamples with the keys in front
+(:data:`RECORD_COLUMNS`); the tables, figures and sensitivity study read them back
+with :func:`read_records`. Imports only pandas (no numba), so readers stay light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+#: one row per (gamma, C) of :func:`isvm.loo.loo_grid`
+GRID_COLUMNS: tuple[str, ...] = (
+    "gamma", "C", "loo_accuracy", "n_errors", "n_support", "iterations", "converged",
+    "n_uncertified", "n_capped", "seconds",
+)  # fmt: skip
+#: a record's key: one row per (data set, size, method, subsample, gamma, C)
+KEY_COLUMNS: tuple[str, ...] = ("dataset", "Ns", "method", "subsample", "gamma", "C")
+#: the columns of a LOO record file, in order
+RECORD_COLUMNS: tuple[str, ...] = ("dataset", "scaling", "Ns", "method", "subsample") + GRID_COLUMNS
+#: the columns Tables 3-4 may read (never ``seconds``: timing stays out of the accuracies)
+ACCURACY_COLUMNS: tuple[str, ...] = KEY_COLUMNS + (
+    "loo_accuracy", "n_errors", "n_support", "converged", "n_uncertified", "n_capped",
+)  # fmt: skip
+
+
+def read_records(paths: Sequence[str | Path], columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Concatenate LOO record files (``columns`` only, if given) in canonical key order.
+
+    The order does not depend on the order of ``paths``. A ValueError for no files.
+    """
+    if not paths:
+        raise ValueError("no LOO record files given")
+    cols = None if columns is None else list(columns)
+    frames = [pd.read_parquet(p, columns=cols) for p in sorted(map(str, paths))]
+    records = pd.concat(frames, ignore_index=True)
+    return records.sort_values(list(KEY_COLUMNS), kind="mergesort", ignore_index=True)

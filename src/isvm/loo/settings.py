@@ -1,0 +1,84 @@
+"""The LOO engine's tuning settings: one frozen object, passed down (never module globals).
+
+:class:`LooSettings` holds every budget and threshold of the exact engine; the
+defaults (:data:`DEFAULT_SETTINGS`) are what the study runs. Change one for a check
+or a benchmark with ``dataclasses.replace(DEFAULT_SETTINGS, active_max_iter=1)``
+and pass it to :func:`isvm.loo.loo_grid`. None of them changes a prediction: they
+trade the active-set updates against the cd fallback, and every fold is certified
+or solved to ``tol`` whichever way it went. :meth:`LooSettings.fold` gives the part
+the numba fold kernels read, as a named tuple.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class FoldSettings(NamedTuple):
+    """What the numba fold kernels read (:func:`isvm.loo.folds.fit_folds`)."""
+
+    tol: float  # maximum KKT violation of a fold solve
+    tol_floor: float  # tightest tolerance an uncertified fold is solved to
+    max_epochs: int  # epochs per fold solve
+    kappa: float  # class-score difference per unit of ||w|| (the formulation's)
+    max_iter: int  # active-set updates per fold
+    max_changed: int  # outside variables a fold update may free
+    patience: int  # primal-dual steps without progress before the decremental path
+    warm_ratio: float  # largest C / C_prev at which a fold's previous statuses seed it
+    warm_max_changes: int  # a warm guess with more status changes than this is not used
+    free_threshold: float  # a bound variable is freed when its gradient points inward by this
+    box_slack: float  # a free variable leaving the box by this times C goes to the bound
+    ridge: float  # relative ridge on a singular bordered system
+    stationary_tol: float  # free gradients of a reported optimum vanish to this
+
+
+@dataclass(frozen=True)
+class LooSettings:
+    """Budgets and thresholds of the exact LOO engine (defaults: the study's)."""
+
+    #: active-set fold solves: at most this many set updates ...
+    active_max_iter: int = 300
+    #: ... and this many freed outside variables, then cd
+    active_max_changed: int = 1024
+    #: primal-dual steps allowed without fewer infeasible variables before the
+    #: decremental path (see :func:`isvm.loo.fold_update.fold_active_set`)
+    active_patience: int = 3
+    #: a fold's statuses at the previous C seed its primal-dual steps when C grew by
+    #: at most this factor (further apart, the guess costs more than it saves)
+    active_warm_ratio: float = 1.5
+    #: with the active-set finish, the full fit's cd only has to find the sets roughly
+    active_presolve_tol: float = 0.1
+    #: a warm guess of a fold's statuses with more changes than this is not used: each
+    #: face solve costs O(changes^3), and such a guess is rarely right
+    warm_max_changes: int = 128
+    #: a bound variable is freed when its gradient points inward by more than this
+    free_threshold: float = 1e-9
+    #: a free variable is moved to a bound when it leaves the box by more than this times C
+    box_slack: float = 1e-10
+    #: relative ridge on the freed variables of a singular bordered system
+    ridge: float = 1e-10
+    #: a free variable's gradient must vanish to this at a reported optimum
+    stationary_tol: float = 1e-8
+    #: relative residual ``|H Hinv v - v| / |v|`` above which an updated inverse is redone
+    update_residual: float = 1e-8
+    #: a full-fit face solved by an updated inverse must leave free gradients below this
+    #: (relative to its right-hand side), after at most ``refine_steps`` refinements
+    solve_residual: float = 1e-12
+    refine_steps: int = 2
+    #: times a settled but singular face may be reduced by pinning null directions
+    #: (:func:`isvm.loo.full_fit.pin_null_directions`)
+    pin_rounds: int = 2
+
+    def fold(self, *, tol: float, tol_floor: float, max_epochs: int, kappa: float) -> FoldSettings:
+        """The fold kernels' settings for one LOO grid run."""
+        return FoldSettings(
+            float(tol), float(tol_floor), int(max_epochs), float(kappa),
+            int(self.active_max_iter), int(self.active_max_changed), int(self.active_patience),
+            float(self.active_warm_ratio), int(self.warm_max_changes), float(self.free_threshold),
+            float(self.box_slack), float(self.ridge), float(self.stationary_tol),
+        )  # fmt: skip
+
+
+#: the settings the study runs
+DEFAULT_SETTINGS = LooSettings()
