@@ -115,6 +115,9 @@ def snakemake(*args: object, cwd: Path | None = None, timeout: float = 900):
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
+    # One numba cache for every run of the session (the project's, as a run in the
+    # repository would use), not one per working directory: each would compile anew.
+    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / "resources" / "numba-cache"))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
