@@ -92,7 +92,8 @@ def remove_stale_locks(warn=print):
 def record_owner():
     """Record this process as a possible lock owner until it exits."""
     OWNERS.mkdir(parents=True, exist_ok=True)
-    path = OWNERS / f"{HOST}-{os.getpid()}.json"
+    # absolute: snakemake changes back to the directory it was started in before exiting
+    path = Path.cwd() / OWNERS / f"{HOST}-{os.getpid()}.json"
     owner = {
         "host": HOST,
         "pid": os.getpid(),
