@@ -17,6 +17,10 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
+# Before Snakemake takes its lock: remove it if a killed run of this directory left it.
+include: "workflow/rules/resume.smk"
+
+
 # A --configfile replaces config/config.yaml instead of being merged into it, so
 # that e.g. the smoke config's `sizes` is not mixed with the default's.
 if not workflow.overwrite_configfiles:
@@ -43,9 +47,10 @@ include: "workflow/rules/loo.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/consistency.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/publish.smk"
 
 
 rule all:
     default_target: True
     input:
-        ALL_TARGETS,
+        [published(f) for f in STAGED],

@@ -32,9 +32,11 @@ from isvm.experiment import tables
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEFILE = ROOT / "Snakefile"
 SMOKE = ROOT / "config" / "smoke.yaml"
+#: where the smoke config's outputs land, relative to the working directory
+RUN = Path("results") / "smoke"
 PAPER = ROOT / "config" / "paper.yaml"
 
-#: Files of results/tables that the smoke config must produce.
+#: Files of results/smoke/tables that the smoke config must produce.
 TABLE_FILES = sorted(
     f"{stem}.{ext}"
     for stem in (
@@ -113,6 +115,9 @@ def snakemake(*args: object, cwd: Path | None = None, timeout: float = 900):
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
+    # One numba cache for every run of the session (the project's, as a run in the
+    # repository would use), not one per working directory: each would compile anew.
+    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / "resources" / "numba-cache"))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
@@ -307,32 +312,32 @@ def test_sensitivity_key_and_its_defaults(tmp_path, sensitivity, loo_jobs):
 
 @pytest.mark.workflow
 def test_smoke_run_produces_every_table_and_figure(smoke_run):
-    got = sorted(p.name for p in (smoke_run / "results" / "tables").iterdir())
+    got = sorted(p.name for p in (smoke_run / RUN / "tables").iterdir())
     assert got == TABLE_FILES
     # the numba kernels were compiled once, before the LOO jobs
     warm = (smoke_run / "resources" / "numba-warmup.txt").read_text()
     assert "LOO kernels compiled or loaded" in warm
-    timing = smoke_run / "results" / "timing"
+    timing = smoke_run / RUN / "timing"
     assert sorted(p.name for p in timing.iterdir()) == ["training_time.csv", "training_time.md"]
-    figs = {p.name for p in (smoke_run / "results" / "figures").iterdir()}
+    figs = {p.name for p in (smoke_run / RUN / "figures").iterdir()}
     for stem in ("loo_curves_iris", "loo_curves_wine", "loo_curves_glass", "near_best",
                  "table3_differences", "table3_vs_paper", "consistency"):  # fmt: skip
         assert {f"{stem}.png", f"{stem}.pdf"} <= figs, stem
     # every table states the settings that produced it
     for name in TABLE_FILES:
         if name.endswith(".md") and name != "table5.md":
-            text = (smoke_run / "results" / "tables" / name).read_text()
+            text = (smoke_run / RUN / "tables" / name).read_text()
             assert "- n_subsamples: 2" in text and "- seed: 2012" in text, name
             assert "- grid: gamma 5, 10 x C 0.1 to 1.5 step 0.7 (3 values)" in text, name
     # Table 3 has the smoke cells and, for Ns = 50, the paper's cells beside ours
-    t3 = pd.read_csv(smoke_run / "results" / "tables" / "table3.csv")
+    t3 = pd.read_csv(smoke_run / RUN / "tables" / "table3.csv")
     assert sorted(zip(t3["dataset"], t3["Ns"], strict=True)) == [
         ("Glass", 30), ("Glass", 50), ("Iris", 30), ("Iris", 50), ("Wine", 30), ("Wine", 50)
     ]  # fmt: skip
-    comp = pd.read_csv(smoke_run / "results" / "tables" / "table3_vs_paper.csv")
+    comp = pd.read_csv(smoke_run / RUN / "tables" / "table3_vs_paper.csv")
     both = comp[comp["present"] == "both"]
     assert set(both["Ns"]) == {50} and len(both) == 3 * 9
-    t4 = pd.read_csv(smoke_run / "results" / "tables" / "table4.csv")
+    t4 = pd.read_csv(smoke_run / RUN / "tables" / "table4.csv")
     assert list(t4["Ns"]) == [30, 50] and list(t4["n_datasets"]) == [3, 3]
 
 
@@ -398,7 +403,7 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     # SIGINT; restore the default so that the interrupt below really interrupts.
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             env=_env(), preexec_fn=_default_sigint)  # fmt: skip
-    loo_dir = workdir / "results" / "loo"
+    loo_dir = workdir / RUN / "loo"
     deadline = time.monotonic() + 600
     try:
         while len(list(loo_dir.glob("*/*/*/*/*.parquet"))) < 3:
@@ -413,15 +418,15 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
             proc.wait()
         log.close()
     assert proc.returncode != 0, "the run was not interrupted"
-    assert not (workdir / "results" / "tables" / "table3.csv").exists(), "interrupted too late"
+    assert not (workdir / RUN / "tables" / "table3.csv").exists(), "interrupted too late"
 
     before = {
         p.relative_to(workdir).as_posix(): p.stat().st_mtime_ns
-        for sub in ("resources/datasets", "results/subsamples", "results/loo")
+        for sub in ("resources/datasets", "results/smoke/subsamples", "results/smoke/loo")
         for p in (workdir / sub).rglob("*")
         if p.is_file()
     }
-    done_loo = [f for f in before if f.startswith("results/loo/") and f.endswith(".parquet")]
+    done_loo = [f for f in before if f.startswith("results/smoke/loo/") and f.endswith(".parquet")]
     assert done_loo, "no completed LOO output to keep"
 
     # outputs of jobs that were running when the run was killed are marked incomplete
@@ -439,11 +444,9 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     assert ran == n_loo - len([f for f in done_loo if f in kept]), _tail(proc2)
 
     # the reference run is requested only now, so that both runs can proceed side by side
-    ref = request.getfixturevalue("smoke_run") / "results" / "tables"
+    ref = request.getfixturevalue("smoke_run") / RUN / "tables"
     for name in TABLE_FILES:
-        assert (workdir / "results" / "tables" / name).read_bytes() == (ref / name).read_bytes(), (
-            name
-        )
+        assert (workdir / RUN / "tables" / name).read_bytes() == (ref / name).read_bytes(), name
 
 
 @pytest.mark.workflow
@@ -454,7 +457,7 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
         out = tmp_path / f"{chunk}.parquet"
         cmd = [
             sys.executable, "-m", "isvm", "loo", "--data", "resources/datasets/zscore/iris.npz",
-            "--subsamples", "results/subsamples/iris/Ns30.npy", "--method", "isvm",
+            "--subsamples", "results/smoke/subsamples/iris/Ns30.npy", "--method", "isvm",
             "--chunk", str(chunk), "--reps-per-job", "1", "--gammas", "5", "10",
             "--C-start", "0.1", "--C-stop", "2.0", "--C-step", "0.7", "--tol", "0.001",
             "--threads", "2", "--seed", "2012", "--out", str(out),
@@ -463,8 +466,145 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
         assert proc.returncode == 0, proc.stderr
         outs.append(pd.read_parquet(out))
     chunks = pd.concat(outs, ignore_index=True)
-    both = pd.read_parquet(smoke_run / "results/loo/zscore/iris/Ns30/isvm/0.parquet")
+    both = pd.read_parquet(smoke_run / RUN / "loo/zscore/iris/Ns30/isvm/0.parquet")
     assert len(both) == 2 * 2 * 3
     pd.testing.assert_frame_equal(
         chunks.drop(columns="seconds"), both.drop(columns="seconds"), check_exact=True
     )
+
+
+# ------------------------------------------------ hard kill, failed reruns, run names
+
+
+def _loo_outputs(workdir: Path) -> list[Path]:
+    return list((workdir / RUN / "loo").glob("*/*/*/*/*.parquet"))
+
+
+@pytest.mark.workflow
+def test_a_hard_killed_run_resumes_with_the_same_command(request, tmp_path):
+    """SIGKILL a smoke run (its whole process group, as a power loss would) once some
+    LOO outputs exist; the same command again removes the dead run's locks by itself
+    and finishes with tables byte-identical to an uninterrupted run."""
+    workdir = tmp_path / "killed"
+    workdir.mkdir()
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
+           "--workflow-profile", str(ROOT / "workflow" / "profiles" / "default"),
+           "--configfile", str(SMOKE)]  # fmt: skip
+    with (tmp_path / "first.log").open("w") as log:
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=_env()
+        )
+        deadline = time.monotonic() + 600
+        try:
+            while len(_loo_outputs(workdir)) < 3:
+                assert proc.poll() is None, "the run ended before it could be killed"
+                assert time.monotonic() < deadline, "no LOO output after 600 s"
+                time.sleep(0.2)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert list((workdir / ".snakemake" / "locks").glob("*.lock")), "the kill left no lock"
+    assert not (workdir / RUN / "tables" / "table3.csv").exists(), "killed too late"
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=_env())
+    assert again.returncode == 0, _tail(again)
+    assert "Removed the locks of an earlier snakemake run" in again.stderr, _tail(again)
+    assert not list((workdir / ".snakemake" / "isvm-owners").iterdir())  # records removed
+    ref = request.getfixturevalue("smoke_run") / RUN / "tables"
+    for name in TABLE_FILES:
+        assert (workdir / RUN / "tables" / name).read_bytes() == (ref / name).read_bytes(), name
+
+
+def _process_start(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+@pytest.mark.workflow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("owner", ["live", "other_host", "none"])
+def test_a_lock_that_may_be_live_is_not_removed(tmp_path, owner):
+    """Locks whose owner is alive, on another host, or unknown stay; snakemake refuses."""
+    import json
+    import socket
+
+    minimal = tmp_path / "minimal.yaml"
+    minimal.write_text(
+        "datasets: [iris]\nsizes: {default: [30]}\n"
+        "grid: {gammas: [5], C: {start: 0.1, stop: 1.0, step: 0.5}}\n"
+    )
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.output.lock").write_text("resources/datasets/zscore/iris.npz\n")  # an output
+    live = subprocess.Popen(["sleep", "120"])
+    try:
+        records = tmp_path / ".snakemake" / "isvm-owners"
+        records.mkdir()
+        host = socket.gethostname() if owner == "live" else "another-host.example"
+        if owner != "none":
+            boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+            record = {"host": host, "pid": live.pid, "start": _process_start(live.pid),
+                      "boot_id": boot_id}  # fmt: skip
+            (records / f"{host}-{live.pid}.json").write_text(json.dumps(record))
+        proc = snakemake("--directory", tmp_path, "--cores", 1, "--configfile", minimal)
+    finally:
+        live.kill()
+        live.wait()
+    assert proc.returncode != 0
+    assert "cannot be locked" in proc.stdout + proc.stderr, _tail(proc)
+    assert (locks / "0.output.lock").exists()
+    assert not (tmp_path / RUN.parent / "minimal").exists()  # nothing ran
+
+
+@pytest.mark.workflow
+def test_a_failed_rerun_keeps_the_published_tables(smoke_run, tmp_path):
+    """A rerun whose tables job fails leaves the last run's tables and figures in place:
+    the jobs build under .staging/ and rule publish copies only after all succeeded."""
+    workdir = tmp_path / "copy"
+    shutil.copytree(smoke_run, workdir, symlinks=True)
+    published = {
+        p.relative_to(workdir): p.read_bytes()
+        for d in ("tables", "figures", "timing")
+        for p in (workdir / RUN / d).iterdir()
+    }
+    assert len(published) > 40
+    # a corrupt (and so newer) LOO record: the tables, sensitivity and figure jobs that
+    # read it rerun and fail (each deletes its outputs), and rule publish never runs
+    (workdir / RUN / "loo/zscore/iris/Ns30/isvm/0.parquet").write_bytes(b"not parquet")
+    proc = snakemake("--directory", workdir, "--cores", 2, "--configfile", SMOKE)
+    assert proc.returncode != 0, _tail(proc)
+    out = proc.stdout + proc.stderr
+    assert "Error in rule" in out and "rule publish:" not in out, _tail(proc)
+    after = {
+        p.relative_to(workdir): p.read_bytes()
+        for d in ("tables", "figures", "timing")
+        for p in (workdir / RUN / d).iterdir()
+    }
+    assert after == published
+
+
+@pytest.mark.workflow
+def test_runs_of_different_configs_do_not_share_a_folder(tmp_path):
+    named = _variant(tmp_path, "n_subsamples: 2", "n_subsamples: 2\nname: tiny")
+    for config, run in ((SMOKE, "smoke"), (named, "tiny"), (ROOT / "config" / "config.yaml",
+                                                            "config")):  # fmt: skip
+        proc = snakemake("-n", "--directory", tmp_path, "--configfile", config, "-p")
+        assert proc.returncode == 0, _tail(proc)
+        outs = [w for w in proc.stdout.split() if w.startswith("results/")]
+        assert outs and all(w.startswith(f"results/{run}/") for w in outs), (run, outs[:5])
+    bad = _variant(tmp_path, "n_subsamples: 2", "n_subsamples: 2\nname: 'a b'")
+    proc = snakemake("-n", "--directory", tmp_path, "--configfile", bad)
+    assert proc.returncode != 0
+    assert "config key 'name': 'a b' does not match" in proc.stdout + proc.stderr, _tail(proc)
+
+
+@pytest.mark.workflow
+def test_report_command_needs_no_flags(smoke_run):
+    """workflow/report.py replays the run's recorded --configfile (results/smoke/run.json)."""
+    report = smoke_run / RUN / "report.html"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "workflow" / "report.py"), "smoke"],
+        cwd=smoke_run, capture_output=True, text=True, timeout=600, env=_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, _tail(proc)
+    html = report.read_text(errors="replace")
+    assert len(html) > 100_000 and "table3_differences.png" in html

@@ -3,7 +3,7 @@ workflow/profiles/slurm-local on the one-node cluster of tests/cluster/start_slu
 
 - the SLURM run submits its jobs through sbatch (the plugin's log names a SLURM
   job id for each; slurmctld's job completion record lists each one COMPLETED
-  under the run's job name) and its results/tables are byte-identical to a
+  under the run's job name) and its results/smoke/tables are byte-identical to a
   local run of the same config;
 - a LOO batch killed with `scancel` while it runs is reported by Snakemake,
   submitted again (--retries 1), and the tables come out unchanged.
@@ -109,16 +109,16 @@ def _record(key: str, value: object) -> None:
 
 
 def _table_files(workdir: Path) -> dict[str, bytes]:
-    tables = workdir / "results" / "tables"
+    tables = workdir / "results" / "smoke" / "tables"
     return {
         str(p.relative_to(tables)): p.read_bytes() for p in sorted(tables.rglob("*")) if p.is_file()
     }
 
 
 def assert_tables_identical(reference: Path, other: Path) -> int:
-    """Every file of results/tables, recursively: same names, same bytes. Returns the count."""
+    """Every file of results/smoke/tables, recursively: same names and bytes. Returns the count."""
     ref, got = _table_files(reference), _table_files(other)
-    assert ref, f"no tables under {reference}/results/tables"
+    assert ref, f"no tables under {reference}/results/smoke/tables"
     assert sorted(got) == sorted(ref), (
         f"different files: only in the local run {sorted(set(ref) - set(got))}, "
         f"only in the SLURM run {sorted(set(got) - set(ref))}"
@@ -233,7 +233,8 @@ def local_run(cluster, tmp_path_factory) -> Path:
     given = os.environ.get("ISVM_SLURM_LOCAL_RUN")
     if given:
         workdir = Path(given)
-        assert (workdir / "results" / "tables").is_dir(), f"no results/tables in {workdir}"
+        tables = workdir / "results" / "smoke" / "tables"
+        assert tables.is_dir(), f"no {tables}"
         _say(f"local reference: {workdir} (ISVM_SLURM_LOCAL_RUN)")
         return workdir
     workdir = tmp_path_factory.mktemp("local")
@@ -288,7 +289,7 @@ def test_smoke_config_through_slurm_matches_the_local_run(slurm_run, local_run):
     # The LOO grid ran in SLURM jobs (batched by the profile's group), not locally.
     assert re.search(r"group_loo_batch", run.log), "no loo_batch group was submitted"
     assert not re.search(r"^localrule loo:", run.log, re.M), "loo jobs ran on the submit host"
-    loo_jobs = len(list((run.workdir / "results" / "loo").rglob("*.parquet")))
+    loo_jobs = len(list((run.workdir / "results" / "smoke" / "loo").rglob("*.parquet")))
 
     n_tables = assert_tables_identical(local_run, run.workdir)
     _say(
@@ -326,13 +327,12 @@ def test_a_loo_job_killed_by_scancel_is_reported_and_retried(slurm_run, local_ru
     workdir = tmp_path / "scancel"
     shutil.copytree(slurm_run.workdir, workdir, symlinks=True)
     redo = Path("zscore") / "iris"  # records and logs are kept per feature scaling
-    loo_logs = next(
-        (workdir / p / redo for p in ("results/logs/loo", "logs/loo") if (workdir / p).is_dir()),
-        None,
-    )
-    assert loo_logs is not None, f"no LOO logs under {workdir}"
-    for path in (workdir / "results" / "loo" / redo, loo_logs, *(
-            workdir / "results" / d for d in ("tables", "timing", "figures"))):  # fmt: skip
+    run_dir = workdir / "results" / "smoke"
+    loo_logs = run_dir / "logs" / "loo" / redo
+    assert loo_logs.is_dir(), f"no LOO logs under {workdir}"
+    # .staging: the built tables and figures (rule publish copies them to tables/ ...)
+    for path in (run_dir / "loo" / redo, loo_logs, *(
+            run_dir / d for d in ("tables", "timing", "figures", ".staging"))):  # fmt: skip
         shutil.rmtree(path)
     log = workdir / "scancel-run.log"
 

@@ -4,8 +4,11 @@
 # checkout's src/ whether or not the package is installed in snakemake's environment.
 
 import hashlib
+import json
 import os
+import re
 import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -22,6 +25,12 @@ os.environ.update(
 # envs/isvm.yaml pip-installs the project from here (`-e ${ISVM_ROOT}`).
 os.environ.setdefault("ISVM_ROOT", str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
+#: numba's on-disk cache: beside the warm-up's marker in the working directory, so
+#: that rule numba_warmup fills the cache every LOO job then reads (local jobs inherit
+#: the variable; SLURM jobs re-read this Snakefile in the same directory). A
+#: NUMBA_CACHE_DIR already set in the environment is kept.
+NUMBA_CACHE = Path.cwd() / "resources" / "numba-cache"
+os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
 from isvm.data.registry import REGISTRY
 from isvm.loo.grid import c_grid
@@ -41,7 +50,7 @@ def _source_hash():
 
 
 SOURCE_HASH = _source_hash()
-#: written by rule numba_warmup; every LOO job waits for it
+#: written by rule numba_warmup; every LOO job waits for it (shared by all runs here)
 NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
 SIZES = config["sizes"]
@@ -51,6 +60,26 @@ METHODS = list(config["methods"])
 def sizes_of(ds):
     """The training-set sizes of data set ``ds``, ascending."""
     return sorted(SIZES.get(ds, SIZES["default"]))
+
+
+def _run_name():
+    """Config key `name`, or the stem of the last --configfile ('config' without one)."""
+    if config.get("name"):
+        return config["name"]
+    files = workflow.overwrite_configfiles
+    stem = Path(files[-1]).stem if files else "config"
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", stem):
+        config_error(
+            "name",
+            f"the config file's stem '{stem}' is not a usable run name; "
+            "set `name:` (letters, digits, '_', '.', '-') in the config",
+        )
+    return stem
+
+
+#: The run's name and folder: every output of this config lands under results/<name>/.
+RUN = _run_name()
+RUN_DIR = f"results/{RUN}"
 
 
 def check_config():
@@ -111,7 +140,7 @@ def dataset_file(ds, scaling=SCALING):
 def loo_files(ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS):
     """LOO record files: the study's (of one data set when ``ds`` is given) by default."""
     return [
-        f"results/loo/{scaling}/{d}/Ns{ns}/{m}/{c}.parquet"
+        f"{RUN_DIR}/loo/{scaling}/{d}/Ns{ns}/{m}/{c}.parquet"
         for d, ns in CELLS
         if ds is None or d == ds
         for m in methods
@@ -143,6 +172,7 @@ def _fmt(x):
 
 
 def _config_names():
+    """The config files' names, as the tables state them."""
     files = workflow.overwrite_configfiles or ["config/config.yaml"]
     return ", ".join(Path(f).name for f in files)
 
@@ -198,9 +228,15 @@ def parent_of(name):
     return lambda wildcards, output: str(Path(output[name]).parent)
 
 
-TABLES = "results/tables"
-FIGURES = "results/figures"
-TIMING = "results/timing"
+#: Tables, figures and timing are built under STAGE and copied to RUN_DIR by rule
+#: publish once all of them are built (workflow/rules/publish.smk): Snakemake deletes
+#: a job's outputs before running it and after a failure, so a failed rerun of a
+#: table or figure job must not own the published files.
+STAGE = f"{RUN_DIR}/.staging"
+TABLES = f"{STAGE}/tables"
+FIGURES = f"{STAGE}/figures"
+TIMING = f"{STAGE}/timing"
+LOGS = f"{RUN_DIR}/logs"
 SENSITIVITY_TARGETS = (
     [
         f"{TABLES}/{s}.{ext}"
@@ -222,7 +258,8 @@ TABLE_STEMS = [
     "loo_diagnostics",
     "table5",
 ]
-ALL_TARGETS = (
+#: Everything rule publish copies from STAGE to RUN_DIR.
+STAGED = (
     [f"{TABLES}/{s}.{ext}" for s in TABLE_STEMS for ext in ("csv", "md")]
     + [f"{TIMING}/training_time.{ext}" for ext in ("csv", "md")]
     + [f"{FIGURES}/loo_curves_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
@@ -247,3 +284,117 @@ wildcard_constraints:
     method="|".join(sorted(set(METHODS) | set(SENSITIVITY_METHODS))),
     scaling="|".join(sorted({SCALING, *(SENSITIVITY or {}).get("scalings", [])})),
     chunk=r"\d+",
+
+
+def published(path):
+    """Where staged file ``path`` (under STAGE) is published (under RUN_DIR)."""
+    return RUN_DIR + path[len(STAGE) :]
+
+
+#: caption file (workflow/report/), category and labels of each reported file, by stem
+REPORTED = {
+    "tables/table2.csv": ("table2", "Tables", {"table": "2: data sets"}),
+    "tables/table3.csv": ("table3", "Tables", {"table": "3: top-q% mean LOO accuracy"}),
+    "tables/table3_vs_paper.csv": (
+        "table3_vs_paper",
+        "Tables",
+        {"table": "3 vs the paper"},
+    ),
+    "tables/table4.csv": ("table4", "Tables", {"table": "4: likelihood-ratio tests"}),
+    "tables/table4_vs_paper.csv": (
+        "table4_vs_paper",
+        "Tables",
+        {"table": "4 vs the paper"},
+    ),
+    "tables/loo_diagnostics.csv": (
+        "loo_diagnostics",
+        "Tables",
+        {"table": "LOO diagnostics"},
+    ),
+    "tables/table5.csv": ("table5", "Tables", {"table": "5: Bayes consistency"}),
+    "tables/sensitivity.csv": (
+        "sensitivity",
+        "Tables",
+        {"table": "3: sensitivity to the readings"},
+    ),
+    "timing/training_time.csv": ("training_time", "Tables", {"table": "training time"}),
+    "figures/near_best.png": (
+        "near_best",
+        "Figures",
+        {"figure": "share of the grid near the best"},
+    ),
+    "figures/table3_differences.png": (
+        "table3_differences",
+        "Figures",
+        {"figure": "Table 3 differences"},
+    ),
+    "figures/table3_vs_paper.png": (
+        "table3_scatter",
+        "Figures",
+        {"figure": "Table 3: ours vs the paper"},
+    ),
+    "figures/consistency.png": (
+        "consistency",
+        "Figures",
+        {"figure": "Bayes consistency (Table 5)"},
+    ),
+    "figures/sensitivity.png": (
+        "sensitivity",
+        "Figures",
+        {"figure": "Table 3 sensitivity"},
+    ),
+    **{
+        f"figures/loo_curves_{ds}.png": (
+            "loo_curves",
+            "Figures",
+            {"figure": "LOO accuracy against C", "data set": ds},
+        )
+        for ds in DATASETS
+    },
+}
+
+
+def published_output(staged):
+    """The published path of ``staged``, flagged for the report where it has a caption."""
+    path = published(staged)
+    entry = REPORTED.get(path[len(RUN_DIR) + 1 :])
+    if entry is None:
+        return path
+    caption, category, labels = entry
+    extra = {"subcategory": "LOO accuracy against C"} if caption == "loo_curves" else {}
+    return report(
+        path,
+        caption=f"../report/{caption}.rst",
+        category=category,
+        labels=labels,
+        **extra,
+    )
+
+
+def publish(staged, targets, log):
+    """Copy every staged file beside its target, then rename each into place."""
+    pairs = [(Path(s), Path(t)) for s, t in zip(staged, targets, strict=True)]
+    for src, dst in pairs:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst.with_name(f".{dst.name}.publishing"))
+    for _, dst in pairs:
+        os.replace(dst.with_name(f".{dst.name}.publishing"), dst)
+    Path(log).write_text(f"published {len(pairs)} files from {STAGE} to {RUN_DIR}\n")
+
+
+def record_run():
+    """Write results/<run>/run.json: how this run was started, for workflow/report.py."""
+    settings = workflow.config_settings
+    record = {
+        "name": RUN,
+        "snakefile": str(Path(workflow.main_snakefile).resolve()),
+        "workdir": str(Path.cwd()),
+        "configfiles": [str(Path(f).resolve()) for f in workflow.overwrite_configfiles],
+        "config_args": list(settings.config_args or []),
+    }
+    Path(RUN_DIR).mkdir(parents=True, exist_ok=True)
+    Path(RUN_DIR, "run.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+onstart:
+    record_run()

@@ -1,5 +1,5 @@
 # Data sets (resources/datasets/{scaling}/{ds}.npz) and the seeded subsamples
-# (results/subsamples/{ds}/Ns{ns}.npy). Both are quick and run on the submit
+# (results/<run>/subsamples/{ds}/Ns{ns}.npy). Both are quick and run on the submit
 # host: compute nodes often have no internet, and hundreds of one-second jobs
 # would only flood a scheduler.
 
@@ -13,7 +13,7 @@ rule fetch_data:
     output:
         "resources/datasets/{scaling}/{ds}.npz",
     log:
-        "results/logs/data/{scaling}/{ds}.log",
+        "resources/logs/data/{scaling}/{ds}.log",
     conda:
         "../../envs/isvm.yaml"
     params:
@@ -30,9 +30,9 @@ rule subsample:
     input:
         dataset_file("{ds}"),
     output:
-        "results/subsamples/{ds}/Ns{ns}.npy",
+        f"{RUN_DIR}/subsamples/{{ds}}/Ns{{ns}}.npy",
     log:
-        "results/logs/subsamples/{ds}/Ns{ns}.log",
+        f"{LOGS}/subsamples/{{ds}}/Ns{{ns}}.log",
     conda:
         "../../envs/isvm.yaml"
     params:

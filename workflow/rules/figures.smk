@@ -6,16 +6,10 @@ rule figure_curves:
     input:
         records=lambda wc: loo_files(wc.ds),
     output:
-        png=report(
-            f"{FIGURES}/loo_curves_{{ds}}.png",
-            caption="../report/loo_curves.rst",
-            category="Figures",
-            subcategory="LOO accuracy against C",
-            labels={"figure": "LOO accuracy against C", "data set": "{ds}"},
-        ),
+        png=f"{FIGURES}/loo_curves_{{ds}}.png",
         pdf=f"{FIGURES}/loo_curves_{{ds}}.pdf",
     log:
-        "results/logs/figures/loo_curves_{ds}.log",
+        f"{LOGS}/figures/loo_curves_{{ds}}.log",
     conda:
         "../../envs/isvm.yaml"
     params:
@@ -31,16 +25,11 @@ rule figure_near_best:
     input:
         records=loo_files(),
     output:
-        png=report(
-            f"{FIGURES}/near_best.png",
-            caption="../report/near_best.rst",
-            category="Figures",
-            labels={"figure": "share of the grid near the best"},
-        ),
+        png=f"{FIGURES}/near_best.png",
         pdf=f"{FIGURES}/near_best.pdf",
         csv=f"{FIGURES}/near_best.csv",
     log:
-        "results/logs/figures/near_best.log",
+        f"{LOGS}/figures/near_best.log",
     conda:
         "../../envs/isvm.yaml"
     params:
@@ -56,22 +45,12 @@ rule figures_table3:
         table3=f"{TABLES}/table3.csv",
         vs_paper=f"{TABLES}/table3_vs_paper.csv",
     output:
-        heatmap=report(
-            f"{FIGURES}/table3_differences.png",
-            caption="../report/table3_differences.rst",
-            category="Figures",
-            labels={"figure": "Table 3 differences"},
-        ),
+        heatmap=f"{FIGURES}/table3_differences.png",
         heatmap_pdf=f"{FIGURES}/table3_differences.pdf",
-        scatter=report(
-            f"{FIGURES}/table3_vs_paper.png",
-            caption="../report/table3_scatter.rst",
-            category="Figures",
-            labels={"figure": "Table 3: ours vs the paper"},
-        ),
+        scatter=f"{FIGURES}/table3_vs_paper.png",
         scatter_pdf=f"{FIGURES}/table3_vs_paper.pdf",
     log:
-        "results/logs/figures/table3.log",
+        f"{LOGS}/figures/table3.log",
     conda:
         "../../envs/isvm.yaml"
     params:

@@ -13,7 +13,7 @@ rule numba_warmup:
     output:
         NUMBA_WARMUP,
     log:
-        "results/logs/numba_warmup.log",
+        "resources/logs/numba_warmup.log",
     conda:
         "../../envs/isvm.yaml"
     params:
@@ -25,13 +25,13 @@ rule numba_warmup:
 rule loo:
     input:
         data="resources/datasets/{scaling}/{ds}.npz",
-        subsamples="results/subsamples/{ds}/Ns{ns}.npy",
+        subsamples=f"{RUN_DIR}/subsamples/{{ds}}/Ns{{ns}}.npy",
         # ancient: a warm-up rerun after a source change must not make every LOO output stale
         warmup=ancient(NUMBA_WARMUP),
     output:
-        "results/loo/{scaling}/{ds}/Ns{ns}/{method}/{chunk}.parquet",
+        f"{RUN_DIR}/loo/{{scaling}}/{{ds}}/Ns{{ns}}/{{method}}/{{chunk}}.parquet",
     log:
-        "results/logs/loo/{scaling}/{ds}/Ns{ns}/{method}/{chunk}.log",
+        f"{LOGS}/loo/{{scaling}}/{{ds}}/Ns{{ns}}/{{method}}/{{chunk}}.log",
     conda:
         "../../envs/isvm.yaml"
     threads: config["loo_threads"]

@@ -1,5 +1,5 @@
-# Tables 2-4, the LOO diagnostics (results/tables) and the training-time table
-# (results/timing: wall-clock, so kept apart from the byte-reproducible tables).
+# Tables 2-4, the LOO diagnostics (tables/) and the training-time table
+# (timing/: wall-clock, so kept apart from the byte-reproducible tables).
 
 
 rule tables:
@@ -7,61 +7,26 @@ rule tables:
         records=loo_files(),
         datasets=[dataset_file(ds) for ds in DATASETS],
     output:
-        table2=report(
-            f"{TABLES}/table2.csv",
-            caption="../report/table2.rst",
-            category="Tables",
-            labels={"table": "2: data sets"},
-        ),
+        table2=f"{TABLES}/table2.csv",
         table2_md=f"{TABLES}/table2.md",
-        table3=report(
-            f"{TABLES}/table3.csv",
-            caption="../report/table3.rst",
-            category="Tables",
-            labels={"table": "3: top-q% mean LOO accuracy"},
-        ),
+        table3=f"{TABLES}/table3.csv",
         table3_md=f"{TABLES}/table3.md",
         table3_long=f"{TABLES}/table3_long.csv",
         table3_long_md=f"{TABLES}/table3_long.md",
-        table3_vs_paper=report(
-            f"{TABLES}/table3_vs_paper.csv",
-            caption="../report/table3_vs_paper.rst",
-            category="Tables",
-            labels={"table": "3 vs the paper"},
-        ),
+        table3_vs_paper=f"{TABLES}/table3_vs_paper.csv",
         table3_vs_paper_md=f"{TABLES}/table3_vs_paper.md",
-        table4=report(
-            f"{TABLES}/table4.csv",
-            caption="../report/table4.rst",
-            category="Tables",
-            labels={"table": "4: likelihood-ratio tests"},
-        ),
+        table4=f"{TABLES}/table4.csv",
         table4_md=f"{TABLES}/table4.md",
         table4_long=f"{TABLES}/table4_long.csv",
         table4_long_md=f"{TABLES}/table4_long.md",
-        table4_vs_paper=report(
-            f"{TABLES}/table4_vs_paper.csv",
-            caption="../report/table4_vs_paper.rst",
-            category="Tables",
-            labels={"table": "4 vs the paper"},
-        ),
+        table4_vs_paper=f"{TABLES}/table4_vs_paper.csv",
         table4_vs_paper_md=f"{TABLES}/table4_vs_paper.md",
-        diagnostics=report(
-            f"{TABLES}/loo_diagnostics.csv",
-            caption="../report/loo_diagnostics.rst",
-            category="Tables",
-            labels={"table": "LOO diagnostics"},
-        ),
+        diagnostics=f"{TABLES}/loo_diagnostics.csv",
         diagnostics_md=f"{TABLES}/loo_diagnostics.md",
-        timing=report(
-            f"{TIMING}/training_time.csv",
-            caption="../report/training_time.rst",
-            category="Tables",
-            labels={"table": "training time"},
-        ),
+        timing=f"{TIMING}/training_time.csv",
         timing_md=f"{TIMING}/training_time.md",
     log:
-        "results/logs/tables.log",
+        f"{LOGS}/tables.log",
     conda:
         "../../envs/isvm.yaml"
     params:
@@ -86,24 +51,14 @@ if SENSITIVITY:
         input:
             records=SENSITIVITY_FILES,
         output:
-            table=report(
-                f"{TABLES}/sensitivity.csv",
-                caption="../report/sensitivity.rst",
-                category="Tables",
-                labels={"table": "3: sensitivity to the readings"},
-            ),
+            table=f"{TABLES}/sensitivity.csv",
             table_md=f"{TABLES}/sensitivity.md",
             datasets=f"{TABLES}/sensitivity_datasets.csv",
             datasets_md=f"{TABLES}/sensitivity_datasets.md",
-            figure=report(
-                f"{FIGURES}/sensitivity.png",
-                caption="../report/sensitivity.rst",
-                category="Figures",
-                labels={"figure": "Table 3 sensitivity"},
-            ),
+            figure=f"{FIGURES}/sensitivity.png",
             figure_pdf=f"{FIGURES}/sensitivity.pdf",
         log:
-            "results/logs/sensitivity.log",
+            f"{LOGS}/sensitivity.log",
         conda:
             "../../envs/isvm.yaml"
         params:
