@@ -584,14 +584,14 @@ def test_a_failed_rerun_keeps_the_published_tables(smoke_run, tmp_path):
 
 @pytest.mark.workflow
 def test_runs_of_different_configs_do_not_share_a_folder(tmp_path):
-    named = _variant(tmp_path, "n_subsamples: 2", "n_subsamples: 2\nname: tiny")
+    named = _variant(tmp_path, "\nn_subsamples: 2", "\nn_subsamples: 2\nname: tiny")
     for config, run in ((SMOKE, "smoke"), (named, "tiny"), (ROOT / "config" / "config.yaml",
                                                             "config")):  # fmt: skip
         proc = snakemake("-n", "--directory", tmp_path, "--configfile", config, "-p")
         assert proc.returncode == 0, _tail(proc)
         outs = [w for w in proc.stdout.split() if w.startswith("results/")]
         assert outs and all(w.startswith(f"results/{run}/") for w in outs), (run, outs[:5])
-    bad = _variant(tmp_path, "n_subsamples: 2", "n_subsamples: 2\nname: 'a b'")
+    bad = _variant(tmp_path, "\nn_subsamples: 2", "\nn_subsamples: 2\nname: 'a b'")
     proc = snakemake("-n", "--directory", tmp_path, "--configfile", bad)
     assert proc.returncode != 0
     assert "config key 'name': 'a b' does not match" in proc.stdout + proc.stderr, _tail(proc)
