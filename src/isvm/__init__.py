@@ -8,8 +8,7 @@ does not load scikit-learn or numba.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from isvm._lazy import lazy_exports
 
 __version__ = "0.1.0"
 _EXPORTS = {
@@ -19,12 +18,4 @@ _EXPORTS = {
 }
 __all__ = ["InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "__version__"]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'isvm' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

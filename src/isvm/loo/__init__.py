@@ -19,8 +19,7 @@ the engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from isvm._lazy import lazy_exports
 
 _EXPORTS = {
     "loo_grid": "isvm.loo.driver",
@@ -33,12 +32,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'isvm.loo' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
