@@ -197,6 +197,17 @@ def test_iteration_cap_is_recorded():
     assert frame["n_capped"].iloc[0] > 0
 
 
+def test_the_fold_kernel_compiles_once_with_and_without_an_exact_full_fit():
+    # each extra specialisation of the parallel fold kernel costs a fresh clone ~10 s
+    from isvm.loo import folds
+
+    X, y = _random_problem(8, 12, 3)
+    for active_set in (True, False):
+        loo_grid(X, y, "isvm", [5.0], [0.5, 1.0], active_set=active_set)
+    assert len(folds.fit_folds.signatures) == 1
+    assert len(folds._fit_fold.signatures) <= 1  # 0: loaded with fit_folds from the cache
+
+
 def test_kernel_cache_is_filled_and_reused():
     X, y = _random_problem(7, 20, 2)
     cache: dict = {}

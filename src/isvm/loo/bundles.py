@@ -34,6 +34,19 @@ class Factor(NamedTuple):
     var_id: np.ndarray  # (N, L) variable index of each (point, class), or -1
 
 
+def _empty(dtype: type, ndim: int) -> np.ndarray:
+    return np.zeros((0,) * ndim, dtype=dtype)
+
+
+#: "no exact full optimum" (cd alone for the folds): empty arrays of Factor's types, so
+#: that fit_folds compiles once (None would be a second specialisation, about 10 s)
+NO_FACTOR = Factor(
+    _empty(np.int8, 1), _empty(np.int64, 1), _empty(np.int64, 1), _empty(np.float64, 2),
+    _empty(np.float64, 2), _empty(np.float64, 1), _empty(np.float64, 2),
+    _empty(np.float64, 2), _empty(np.int64, 1), _empty(np.int64, 2),
+)  # fmt: skip
+
+
 class Warm(NamedTuple):
     """A fold's statuses at the previous C and the full optimum's there (empty: no guess)."""
 

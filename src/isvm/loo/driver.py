@@ -52,7 +52,7 @@ from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
 from isvm.kernels import rbf_from_distances, squared_distances
-from isvm.loo.bundles import FoldOutput, FoldStore, PathStep
+from isvm.loo.bundles import NO_FACTOR, FoldOutput, FoldStore, PathStep
 from isvm.loo.folds import fit_folds
 from isvm.loo.full_fit import exact_full_fit
 from isvm.loo.grid import check_grid
@@ -214,7 +214,7 @@ def loo_grid(
                     [derive_seed(seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
                 )
                 step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
-                fac = optimum.factor(var_id) if optimum is not None else None
+                fac = optimum.factor(var_id) if optimum is not None else NO_FACTOR
                 out = FoldOutput.empty(n)
                 with threadpool_limits(limits=1):  # BLAS inside parallel folds: one thread
                     fit_folds(prob, blocks, A, step, state.dual, fac, store, cfg, out)

@@ -36,17 +36,19 @@ def fit_folds(prob, blocks, A, step, full, fac, store, cfg, out):
     fold), ``A`` turns scores into class scores; ``step``
     (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
     none), the folds' seeds and the full statuses at C_prev; ``full`` the full
-    optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or None where the full fit
-    is not exact (cd alone then); ``store`` (:class:`~isvm.loo.bundles.FoldStore`)
+    optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or
+    :data:`~isvm.loo.bundles.NO_FACTOR` (empty) where the full fit is not exact (cd
+    alone then); ``store`` (:class:`~isvm.loo.bundles.FoldStore`)
     each fold's solution at the previous C, updated here; ``cfg`` the
     :class:`~isvm.loo.settings.FoldSettings`; ``out`` a
     :class:`~isvm.loo.bundles.FoldOutput`.
 
     The bundles are handed whole to :func:`_fit_fold`: inside a ``prange`` loop numba
-    loses writes made through a tuple's arrays (numba/numba#5872).
+    loses writes made through a tuple's arrays (numba/numba#5872). The fold index is
+    cast to int64: the parfor types it both signed and unsigned, two compilations.
     """
     for p in prange(prob.K.shape[0]):
-        _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out)
+        _fit_fold(np.int64(p), prob, blocks, A, step, full, fac, store, cfg, out)
 
 
 @njit(cache=True)
@@ -90,7 +92,7 @@ def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
     ssum = np.empty_like(ssum_full)
     exact = False
     e = 0
-    if fac is not None:
+    if fac.status.shape[0] > 0:  # an exact full optimum (not NO_FACTOR)
         use_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
         warm = store.status[p] if use_warm else store.status[p, :0]
         exact, e = fold_active_set(
