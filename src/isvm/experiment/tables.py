@@ -168,7 +168,7 @@ def write_timing(
                 "Wall-clock seconds of the LOO grid (full fits and all folds, summed over "
                 "grid points, subsamples and sizes), as measured by the jobs of this run: "
                 "they depend on the machine, the load and the threads per job, so this "
-                "table is not reproducible and lives outside results/tables. "
+                "table is not reproducible and lives outside the tables folder. "
                 "The paper (section 9): WW runs 8x faster than ISVM and 2x faster than "
                 "1-vs-all, with one stochastic SMO code for all three; our solver differs "
                 "(coordinate descent with certified early stopping of LOO folds)."
