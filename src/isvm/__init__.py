@@ -15,7 +15,18 @@ _EXPORTS = {
     "InhibitorySVC": "isvm.estimators",
     "OneVsAllSVC": "isvm.estimators",
     "WestonWatkinsSVC": "isvm.estimators",
+    "one_vs_one": "isvm.baselines",
+    "KernelPerceptron": "isvm.baselines",
+    "BandedSVC": "isvm.baselines",
 }
-__all__ = ["InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "__version__"]
+__all__ = [
+    "InhibitorySVC",
+    "OneVsAllSVC",
+    "WestonWatkinsSVC",
+    "__version__",
+    "one_vs_one",
+    "KernelPerceptron",
+    "BandedSVC",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
