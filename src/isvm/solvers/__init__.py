@@ -3,9 +3,14 @@
 - ``cd``: permuted coordinate descent with shrinking; the fast default.
 - ``smo``: the paper's Algorithm 1 (stochastic single-coordinate SMO).
 - ``sgd``: the paper's Algorithm 2 (the same walk with an endogenous step eta).
+- ``mu``: the multiplicative (exponentiated-gradient) update of Cristianini, Campbell
+  and Shawe-Taylor, ``alpha <- min(C, alpha exp(eta (1 - Q alpha)))`` (bias-free, so the
+  seed's lambda is 0), with a backtracked step; see :mod:`isvm.solvers.multiplicative`.
+  It applies to every formulation (it needs no sign structure of Q); deterministic.
 
-All three take any feasible starting point (warm start), never form the NL x NL
-matrix, draw their randomness from an explicit seed and return a
+All of them take any feasible starting point (warm start; ``mu`` raises entries below a
+small floor to it, since a multiplicative update cannot leave zero), never form the
+NL x NL matrix, draw their randomness from an explicit seed and return a
 :class:`SolverResult`; hitting the iteration cap is reported, never silent.
 """
 
@@ -19,11 +24,13 @@ from numpy.typing import ArrayLike, NDArray
 from isvm.methods import Coding, Formulation, coefficient_matrix, get_formulation
 from isvm.solvers import _core
 
-SOLVERS = ("cd", "smo", "sgd")
+SOLVERS = ("cd", "smo", "sgd", "mu")
 
-#: default caps: cd counts epochs (passes over the variables), smo/sgd single steps
+#: default caps: cd counts epochs (passes over the variables), smo/sgd single steps,
+#: mu tried multiplicative steps (each updates every variable)
 DEFAULT_MAX_EPOCHS = 10_000
 DEFAULT_MAX_STEPS_PER_VARIABLE = 2_000
+DEFAULT_MAX_MU_STEPS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,8 @@ class SolverResult:
     """What a solve returns.
 
     ``alpha`` is (N, L) with zeros where a formulation has no variable;
-    ``iterations`` counts epochs for cd and single steps for smo/sgd;
+    ``iterations`` counts epochs for cd, single steps for smo/sgd and tried
+    multiplicative steps (accepted or not) for mu;
     ``kkt_violation`` is the final maximum |projected gradient| over all variables
     (whatever the stopping rule); ``duality_gap`` bounds ``||w - w*||^2 / 2``.
     """
@@ -150,6 +158,14 @@ def run_solver(
             criterion == "mean",
         )
         return _core.stochastic_steps(prob, float(C), dual, rule, tol, int(cap), rng)
+    if solver == "mu":
+        from isvm.solvers.multiplicative import WARM_FLOOR, mu_epochs
+
+        cap = DEFAULT_MAX_MU_STEPS if max_iter is None else int(max_iter)
+        steps, converged, viol, _, _ = mu_epochs(
+            prob, float(C), dual, tol, cap, WARM_FLOOR, np.zeros(0)
+        )
+        return steps, converged, viol
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 
@@ -172,8 +188,9 @@ def solve(
 ) -> SolverResult:
     """Maximise the dual of ``method`` on kernel K with labels y in 0..n_classes-1.
 
-    ``eta`` is Algorithm 2's step (sgd only). ``criterion`` (smo/sgd) defaults to
-    the paper's mean-KKT rule. Raises ValueError on bad arguments.
+    ``eta`` is Algorithm 2's step (sgd only; ``mu`` chooses its own step by
+    backtracking). ``criterion`` (smo/sgd) defaults to the paper's mean-KKT rule.
+    Raises ValueError on bad arguments.
     """
     formulation = get_formulation(method) if isinstance(method, str) else method
     K = np.ascontiguousarray(K, dtype=np.float64)
