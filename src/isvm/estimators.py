@@ -154,9 +154,10 @@ class InhibitorySVC(_BiasFreeMulticlassSVC):
     C : box constraint of the dual, > 0.
     gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``.
     kernel : "rbf", or "precomputed" to pass kernel matrices as X.
-    solver : "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2).
+    solver : "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2),
+        "mu" (the multiplicative update of Cristianini et al., exact but slow).
     tol : stopping tolerance on the KKT violation.
-    max_iter : iteration cap (cd: epochs; smo/sgd: steps); None for the solver default.
+    max_iter : iteration cap (cd: epochs; smo/sgd/mu: steps); None for the solver default.
     random_state : seed (or RandomState) for the solver's visiting order.
     """
 
