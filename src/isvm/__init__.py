@@ -1,7 +1,7 @@
 """isvm: the inhibitory multiclass SVM of Huerta et al. (2012) and its baselines.
 
-``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC`` for the
-scikit-learn estimators; :mod:`isvm.loo` for exact fast leave-one-out grids.
+``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC``
+for the scikit-learn estimators; :mod:`isvm.loo` for exact fast leave-one-out grids.
 Names are imported on first use: ``import isvm`` (and ``python -m isvm ... --help``)
 does not load scikit-learn or numba.
 """
@@ -12,10 +12,11 @@ from isvm._lazy import lazy_exports
 
 __version__ = "0.1.0"
 _EXPORTS = {
+    "CrammerSingerSVC": "isvm.estimators",
     "InhibitorySVC": "isvm.estimators",
     "OneVsAllSVC": "isvm.estimators",
     "WestonWatkinsSVC": "isvm.estimators",
 }
-__all__ = ["InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "__version__"]
+__all__ = ["CrammerSingerSVC", "InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "__version__"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
