@@ -114,13 +114,17 @@ def assert_feasible(alpha, y, C):
     np.testing.assert_allclose(alpha.sum(axis=1), 0.0, atol=1e-12 * max(C, 1.0))
 
 
-def assert_same_scores(scores, ref, rtol: float = 1e-4):
-    """Scores within rtol of the score scale; predictions equal away from near-ties."""
+def assert_same_scores(scores, ref, rtol: float = 1e-4, min_clear: float = 0.8):
+    """Scores within rtol of the score scale; predictions equal away from near-ties.
+
+    At least ``min_clear`` of the points must be clear of a near-tie (training points
+    often sit at exact ties of the optimum, so the training check sets 0).
+    """
     scale = max(np.abs(ref).max(), 1e-12)
     np.testing.assert_allclose(scores, ref, rtol=0, atol=rtol * scale)
     top2 = np.sort(ref, axis=1)[:, -2:]
-    clear = (top2[:, 1] - top2[:, 0]) > 1e-3 * scale
-    assert clear.sum() >= 0.8 * len(clear), "too many near-ties to compare predictions"
+    clear = (top2[:, 1] - top2[:, 0]) > 10 * rtol * scale
+    assert clear.sum() >= min_clear * len(clear), "too many near-ties to compare predictions"
     np.testing.assert_array_equal(scores[clear].argmax(axis=1), ref[clear].argmax(axis=1))
 
 
@@ -167,7 +171,8 @@ def test_matches_independent_qp(seed, kind):
     # class scores: K_new @ alpha, summing to 0 over the classes (sum_m w_m = 0)
     np.testing.assert_allclose(scores.sum(axis=1), 0.0, atol=1e-10 * np.abs(scores).max())
     assert_same_scores(scores, ref["K_new"] @ ref["alpha"])
-    assert_same_scores(clf.class_scores(ref["X"] if kind == "rbf" else K), K @ ref["alpha"])
+    train = clf.class_scores(ref["X"] if kind == "rbf" else K)
+    assert_same_scores(train, K @ ref["alpha"], min_clear=0.0)
 
 
 # ---------------------------------------------------------------- against LIBLINEAR
@@ -193,7 +198,12 @@ def test_linear_kernel_matches_liblinear(n_classes, C):
     X = centres[y] + 0.8 * rng.normal(size=(n, m))
     X_new = centres[rng.integers(0, n_classes, 60)] + 0.8 * rng.normal(size=(60, m))
     svc = LinearSVC(
-        multi_class="crammer_singer", fit_intercept=False, C=C, tol=1e-8, max_iter=100_000
+        multi_class="crammer_singer",
+        fit_intercept=False,
+        C=C,
+        tol=1e-8,
+        max_iter=100_000,
+        random_state=0,
     ).fit(X, y)
     W_ref = svc.coef_
     if n_classes == 2:  # sklearn keeps w_1 - w_0; Crammer-Singer has w_0 = -w_1
@@ -204,8 +214,14 @@ def test_linear_kernel_matches_liblinear(n_classes, C):
     p = linear_primal(W, X, y, C)
     assert abs(p - p_ref) <= 1e-6 * p_ref
     assert p == pytest.approx(clf.objective_, rel=1e-6)
-    np.testing.assert_array_equal(clf.predict(X_new @ X.T), svc.predict(X_new))
-    np.testing.assert_array_equal(clf.predict(X @ X.T), svc.predict(X))
+    # W is unique (strictly convex primal): the same weights, scores and predictions
+    # (training points can sit at exact ties of the optimum: compared away from them)
+    np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-6 * np.abs(W_ref).max())
+    assert_same_scores(clf.class_scores(X_new @ X.T), X_new @ W_ref.T, rtol=1e-6)
+    assert_same_scores(clf.class_scores(X @ X.T), X @ W_ref.T, rtol=1e-6, min_clear=0.0)
+    clear = np.sort(X_new @ W_ref.T, axis=1)
+    clear = clear[:, -1] - clear[:, -2] > 1e-6 * np.abs(clear).max()
+    np.testing.assert_array_equal(clf.predict(X_new @ X.T)[clear], svc.predict(X_new)[clear])
 
 
 # ---------------------------------------------------------------- warm start, cap, seeds
@@ -275,7 +291,9 @@ def test_estimator_attributes_and_shapes():
     np.testing.assert_array_equal(clf.dual_coef_, clf.alpha_)
     assert clf.converged_ is True and clf.kkt_violation_ <= clf.tol
     assert clf.objective_ > 0.0 and clf.duality_gap_ >= 0.0
-    np.testing.assert_allclose(clf.class_scores(X_new), rbf_kernel(X_new, X, gamma=5.0) @ clf.alpha_)
+    np.testing.assert_allclose(
+        clf.class_scores(X_new), rbf_kernel(X_new, X, gamma=5.0) @ clf.alpha_
+    )
     d = clf.decision_function(X_new)
     assert d.shape == (X_new.shape[0],)
     np.testing.assert_array_equal(clf.predict(X_new), clf.classes_[(d > 0).astype(int)])

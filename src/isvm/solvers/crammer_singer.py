@@ -270,13 +270,14 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, state, shrinking):
 def feasible_start(
     alpha0: ArrayLike, y: NDArray[np.int64], n_classes: int, C: float
 ) -> NDArray[np.float64]:
-    """``alpha0`` checked for feasibility (to 1e-9 (1 + C)) and its rounding removed.
+    """``alpha0`` checked for feasibility (to 1e-9 (1 + C)) and clipped to its bounds.
 
     Raises ValueError if ``alpha0`` has the wrong shape or violates a constraint by
-    more than the tolerance. Rounding is removed by clipping each multiplier to its
-    bound and setting the true class's multiplier to minus the sum of the others
-    (scaled down if that exceeds C): the identity on an exactly feasible point.
-    A solution at a larger C is made feasible by scaling it by ``C / C_old``.
+    more than the tolerance. Row sums off zero by rounding are left as they are (the
+    solver's own steps satisfy them to rounding too): moving a multiplier that sits
+    exactly at its bound by 1e-16 would make it free and change its KKT violation
+    from 0 to the size of its gradient gap. A solution at a larger C is made
+    feasible by scaling it by ``C / C_old``.
     """
     n = y.shape[0]
     alpha = np.array(alpha0, dtype=np.float64, order="C")
@@ -296,15 +297,7 @@ def feasible_start(
             f"and alpha_i^m <= C [m == y_i]): bound exceeded by {over:.3g}, row sums up to "
             f"{unbalanced:.3g}; scale a solution at a larger C by C / C_old"
         )
-    alpha = np.minimum(alpha, upper)
-    alpha[rows, y] = 0.0
-    true = -alpha.sum(axis=1)
-    big = true > C
-    if np.any(big):
-        alpha[big] *= (C / true[big])[:, None]
-        true[big] = C
-    alpha[rows, y] = true
-    return alpha
+    return np.minimum(alpha, upper)
 
 
 def solve_crammer_singer(
