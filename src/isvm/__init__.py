@@ -1,7 +1,8 @@
 """isvm: the inhibitory multiclass SVM of Huerta et al. (2012) and its baselines.
 
-``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC`` for the
-scikit-learn estimators; :mod:`isvm.loo` for exact fast leave-one-out grids.
+``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC``
+for the scikit-learn estimators (``KernelPerceptron``, ``BandedSVC`` and ``one_vs_one``
+for the baselines); :mod:`isvm.loo` for exact fast leave-one-out grids.
 Names are imported on first use: ``import isvm`` (and ``python -m isvm ... --help``)
 does not load scikit-learn or numba.
 """
@@ -12,6 +13,7 @@ from isvm._lazy import lazy_exports
 
 __version__ = "0.1.0"
 _EXPORTS = {
+    "CrammerSingerSVC": "isvm.estimators",
     "InhibitorySVC": "isvm.estimators",
     "OneVsAllSVC": "isvm.estimators",
     "WestonWatkinsSVC": "isvm.estimators",
@@ -19,14 +21,6 @@ _EXPORTS = {
     "KernelPerceptron": "isvm.baselines",
     "BandedSVC": "isvm.baselines",
 }
-__all__ = [
-    "InhibitorySVC",
-    "OneVsAllSVC",
-    "WestonWatkinsSVC",
-    "__version__",
-    "one_vs_one",
-    "KernelPerceptron",
-    "BandedSVC",
-]
+__all__ = [*sorted(_EXPORTS), "__version__"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,7 +1,10 @@
-"""scikit-learn estimators: ``InhibitorySVC``, ``OneVsAllSVC``, ``WestonWatkinsSVC``.
+"""scikit-learn estimators: ``InhibitorySVC``, ``OneVsAllSVC``, ``WestonWatkinsSVC``,
+``CrammerSingerSVC``.
 
-All three are bias-free multiclass kernel SVMs trained on the dual of
-:mod:`isvm.methods` by a solver of :mod:`isvm.solvers`. They follow scikit-learn's
+All are bias-free multiclass kernel SVMs. The first three are trained on the box-
+constrained dual of :mod:`isvm.methods` by a solver of :mod:`isvm.solvers`;
+Crammer-Singer, whose dual has a per-point equality constraint, by its own solver
+(:mod:`isvm.solvers.crammer_singer`). They follow scikit-learn's
 conventions (``fit`` / ``predict`` / ``decision_function``, fitted attributes end
 in ``_``, parameters are only stored in ``__init__``), so they work in pipelines,
 grid searches and cross-validation.
@@ -26,7 +29,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from isvm.kernels import rbf_kernel
 from isvm.methods import class_scores, dual_coefficients, get_formulation
-from isvm.solvers import SOLVERS, solve
+from isvm.solvers import SOLVERS, SolverResult, solve
+from isvm.solvers.crammer_singer import SOLVER_NAME as CS_SOLVER
+from isvm.solvers.crammer_singer import solve_crammer_singer
 
 KERNELS = ("rbf", "precomputed")
 
@@ -48,14 +53,36 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
             not isinstance(self.gamma, numbers.Real) or not self.gamma > 0
         ):
             raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        self._check_solver()
         if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
         if self.max_iter is not None and (
             not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1
         ):
             raise ValueError(f"max_iter must be a positive integer or None, got {self.max_iter!r}")
+
+    def _check_solver(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+
+    def _solve(
+        self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int
+    ) -> tuple[SolverResult, NDArray[np.float64], float]:
+        """Solve the dual: (result, dual_coef (N x L), mean coefficient of the class scores)."""
+        formulation = get_formulation(self._formulation_name())
+        result = solve(
+            K,
+            y_idx,
+            n_classes,
+            formulation,
+            float(self.C),
+            solver=self.solver,
+            tol=float(self.tol),
+            max_iter=self.max_iter,
+            seed=seed,
+        )
+        coding = formulation.encode(y_idx.astype(np.int64), n_classes)
+        return result, dual_coefficients(result.alpha, coding, formulation), coding.mean_coef
 
     def _kernel(self, X: NDArray[np.float64], fitted: bool) -> NDArray[np.float64]:
         if self.kernel == "precomputed":
@@ -82,25 +109,12 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
             )
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
-        formulation = get_formulation(self._formulation_name())
         K = self._kernel(X, fitted=False)
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
-        n_classes = self.classes_.shape[0]
-        result = solve(
-            K,
-            y_idx,
-            n_classes,
-            formulation,
-            float(self.C),
-            solver=self.solver,
-            tol=float(self.tol),
-            max_iter=self.max_iter,
-            seed=seed,
+        result, self.dual_coef_, self._mean_coef = self._solve(
+            K, y_idx, self.classes_.shape[0], seed
         )
-        coding = formulation.encode(y_idx.astype(np.int64), n_classes)
         self.alpha_ = result.alpha
-        self.dual_coef_ = dual_coefficients(result.alpha, coding, formulation)
-        self._mean_coef = coding.mean_coef
         self.n_iter_ = result.iterations
         self.converged_ = result.converged
         self.kkt_violation_ = result.kkt_violation
@@ -225,3 +239,72 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
         if self.ww_kernel not in ("full", "paper"):
             raise ValueError(f"ww_kernel must be 'full' or 'paper', got {self.ww_kernel!r}")
         return "ww" if self.ww_kernel == "full" else "ww_paper"
+
+
+class CrammerSingerSVC(_BiasFreeMulticlassSVC):
+    """Bias-free kernel Crammer-Singer multiclass SVM (Crammer and Singer 2001; appendix F).
+
+    Primal, one weight vector per class and one slack per point::
+
+        min_W  1/2 sum_m ||w_m||^2 + C sum_i xi_i,
+        xi_i = max_m (1 - I(m = y_i) + <w_m, phi(x_i)> - <w_(y_i), phi(x_i)>)   (>= 0).
+
+    Dual (LIBLINEAR's form; ``alpha_`` is (n_samples, n_classes))::
+
+        min  1/2 sum_(i,i') K_ii' <alpha_i, alpha_i'> + sum_(i,m) (1 - I(m = y_i)) alpha_i^m
+        s.t. sum_m alpha_i^m = 0,   alpha_i^m <= C I(m = y_i),
+
+    with ``w_m = sum_i alpha_i^m phi(x_i)``, so the class scores are
+    ``K(X, X_train) @ alpha_`` and ``dual_coef_`` is ``alpha_``. Appendix F's
+    multipliers are ``-alpha_i^j`` for ``j != y_i``. ``objective_`` is the dual in
+    maximisation form (the primal optimum at convergence), ``duality_gap_`` the
+    primal at the returned ``W`` minus it.
+
+    Parameters as :class:`InhibitorySVC`, except ``solver``: the only solver is
+    ``"bcd"``, the exact per-point block coordinate descent of
+    :mod:`isvm.solvers.crammer_singer` (``max_iter`` counts its epochs). The
+    box-constrained solvers ``"cd"``, ``"smo"`` and ``"sgd"`` cannot express the
+    per-point equality constraint and are refused with a ValueError.
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        gamma=5.0,
+        kernel="rbf",
+        solver=CS_SOLVER,
+        tol=1e-3,
+        max_iter=None,
+        random_state=None,
+    ):
+        self.C = C
+        self.gamma = gamma
+        self.kernel = kernel
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def _check_solver(self) -> None:
+        if self.solver != CS_SOLVER:
+            raise ValueError(
+                f"CrammerSingerSVC has one solver, solver={CS_SOLVER!r} (per-point block "
+                f"coordinate descent, isvm.solvers.crammer_singer); got {self.solver!r}. "
+                f"The box-constrained solvers {SOLVERS} cannot express its per-point "
+                "equality constraint sum_m alpha_i^m = 0"
+            )
+
+    def _solve(
+        self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int
+    ) -> tuple[SolverResult, NDArray[np.float64], float]:
+        result = solve_crammer_singer(
+            K,
+            y_idx,
+            n_classes,
+            float(self.C),
+            tol=float(self.tol),
+            max_iter=self.max_iter,
+            seed=seed,
+        )
+        self.duality_gap_ = result.duality_gap
+        return result, result.alpha, 0.0
