@@ -1,7 +1,7 @@
 """isvm: the inhibitory multiclass SVM of Huerta et al. (2012) and its baselines.
 
-``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC`` for the
-scikit-learn estimators; :mod:`isvm.loo` for exact fast leave-one-out grids.
+``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, ScatterSVC``
+for the scikit-learn estimators; :mod:`isvm.loo` for exact fast leave-one-out grids.
 Names are imported on first use: ``import isvm`` (and ``python -m isvm ... --help``)
 does not load scikit-learn or numba.
 """
@@ -15,7 +15,16 @@ _EXPORTS = {
     "InhibitorySVC": "isvm.estimators",
     "OneVsAllSVC": "isvm.estimators",
     "WestonWatkinsSVC": "isvm.estimators",
+    "LeeLinWahbaSVC": "isvm.estimators",
+    "ScatterSVC": "isvm.estimators",
 }
-__all__ = ["InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "__version__"]
+__all__ = [
+    "InhibitorySVC",
+    "LeeLinWahbaSVC",
+    "OneVsAllSVC",
+    "ScatterSVC",
+    "WestonWatkinsSVC",
+    "__version__",
+]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
