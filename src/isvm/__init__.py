@@ -1,8 +1,9 @@
 """isvm: the inhibitory multiclass SVM of Huerta et al. (2012) and its baselines.
 
-``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC``
-for the scikit-learn estimators (``KernelPerceptron``, ``BandedSVC`` and ``one_vs_one``
-for the baselines); :mod:`isvm.loo` for exact fast leave-one-out grids.
+``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC,
+LeeLinWahbaSVC, ScatterSVC`` for the scikit-learn estimators (``KernelPerceptron``,
+``BandedSVC`` and ``one_vs_one`` for the baselines); :mod:`isvm.loo` for exact fast
+leave-one-out grids.
 Names are imported on first use: ``import isvm`` (and ``python -m isvm ... --help``)
 does not load scikit-learn or numba.
 """
@@ -17,6 +18,8 @@ _EXPORTS = {
     "InhibitorySVC": "isvm.estimators",
     "OneVsAllSVC": "isvm.estimators",
     "WestonWatkinsSVC": "isvm.estimators",
+    "LeeLinWahbaSVC": "isvm.estimators",
+    "ScatterSVC": "isvm.estimators",
     "one_vs_one": "isvm.baselines",
     "KernelPerceptron": "isvm.baselines",
     "BandedSVC": "isvm.baselines",

@@ -1,8 +1,8 @@
 """scikit-learn estimators: ``InhibitorySVC``, ``OneVsAllSVC``, ``WestonWatkinsSVC``,
-``CrammerSingerSVC``.
+``CrammerSingerSVC``, ``LeeLinWahbaSVC``, ``ScatterSVC``.
 
-All are bias-free multiclass kernel SVMs. The first three are trained on the box-
-constrained dual of :mod:`isvm.methods` by a solver of :mod:`isvm.solvers`;
+All are bias-free multiclass kernel SVMs. All but Crammer-Singer are trained on the
+box-constrained dual of :mod:`isvm.methods` by a solver of :mod:`isvm.solvers`;
 Crammer-Singer, whose dual has a per-point equality constraint, by its own solver
 (:mod:`isvm.solvers.crammer_singer`). They follow scikit-learn's
 conventions (``fit`` / ``predict`` / ``decision_function``, fitted attributes end
@@ -203,6 +203,63 @@ class OneVsAllSVC(InhibitorySVC):
     """
 
     _method = "ova"
+
+
+class LeeLinWahbaSVC(InhibitorySVC):
+    """Bias-free Lee-Lin-Wahba multiclass SVM (Lee, Lin and Wahba 2004), margin 1.
+
+    Primal, with ``f_m(x) = <w_m, phi(x)>``::
+
+        min 1/2 sum_m ||w_m||^2 + C sum_i sum_(j != y_i) [f_j(x_i) + 1]_+
+        s.t. sum_m w_m = 0.
+
+    Dual (variables ``(i, j)``, ``j != y_i``)::
+
+        max sum alpha - 1/2 sum alpha_ij alpha_i'j' K(x_i, x_i') (I(j=j') - 1/L),
+        0 <= alpha_ij <= C,
+
+    with ``f_m(x) = -sum_i alpha_im K(x_i, x) + 1/L sum_i sum_j alpha_ij K(x_i, x)`` (the
+    scores sum to 0 at every x). The published problem has margin ``1/(L-1)``
+    (``[f_j(x_i) + 1/(L-1)]_+``; Huerta et al. 2012, table 1): it is the same classifier,
+    its ``w`` this one's divided by ``L-1``, at ``C_LLW = C / (L-1)``. So this ``C`` is
+    ``(L-1)`` times the printed one and ``class_scores`` are ``(L-1)`` times the printed
+    ``f``; predictions are identical. Other parameters as :class:`InhibitorySVC`;
+    derivation in docs/methods.md.
+    """
+
+    _method = "llw"
+
+
+class ScatterSVC(InhibitorySVC):
+    """Bias-free Scatter SVM (Jenssen, Kloft, Zien, Sonnenburg and Mueller 2012), hinge loss.
+
+    Each class score is compared with the mean score, with one slack per point::
+
+        min 1/2 sum_m ||w_m - w_bar||^2 + C sum_i [1 - (f_(y_i)(x_i) - mean_m f_m(x_i))]_+,
+
+    ``f_m(x) = <w_m, phi(x)>``, ``w_bar = mean_m w_m``. Dual (one variable per point)::
+
+        max sum alpha - 1/2 sum alpha_i alpha_i' K(x_i, x_i') (I(y_i = y_i') - 1/L),
+        0 <= alpha_i <= C,
+
+    and ``f_m(x) = sum_(i: y_i = m) alpha_i K(x_i, x)`` (the prototype score, eq. 18 of the
+    paper without bias), reported minus its mean over classes. The paper fixes no margin:
+    its primal (eq. 13) maximises a margin rho, so its dual (eq. 15) is
+    ``min 1/2 a' K a`` with ``0 <= a <= mu``, ``sum a = L``. Both give the same classifiers:
+    this fit is the paper's solution at ``mu = C L / sum(alpha)``, with ``a = L alpha /
+    sum(alpha)``; the fitted ``mu_`` gives that value. ``alpha_`` is (n_samples, n_classes)
+    with the multiplier in column ``y_i`` and zeros elsewhere. Other parameters as
+    :class:`InhibitorySVC`; derivation in docs/methods.md.
+    """
+
+    _method = "scatter"
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ScatterSVC:
+        """Train as :meth:`InhibitorySVC.fit`; also sets ``mu_``, the paper's box (eq. 15)."""
+        super().fit(X, y)
+        total = float(self.alpha_.sum())
+        self.mu_ = float(self.C) * self.classes_.shape[0] / total if total > 0 else np.inf
+        return self
 
 
 class WestonWatkinsSVC(_BiasFreeMulticlassSVC):

@@ -20,6 +20,8 @@ decision matrix A, then ``f - c * sum(f)``.
 | ova | all (i, j) | y_ij e_j | 0 | K I(j=j') y y' | f_j = sum_i alpha_ij y_ij K_i |
 | ww | j != y_i | e_(y_i) - e_j | 0 | K (I(y=y') - I(y=j') - I(j=y') + I(j=j')) | f_m = <w, Phi_m> |
 | ww_paper | j != y_i | (e_(y_i), e_j) in R^2L | 0 | K (I(y=y') + I(j=j')) | S[:L] - S[L:] |
+| llw | j != y_i | -e_j | 1/L | K (I(j=j') - 1/L) | f_m = <w_m, phi(x)>, sum_m w_m = 0 |
+| scatter | (i, y_i) only | e_(y_i) | 1/L | K (I(y=y') - 1/L) | f_m = <w_m - w_bar, phi(x)> |
 
 Weston-Watkins decision (derived): with w = sum_i sum_(j != y_i) alpha_ij (Phi_(y_i)(x_i) -
 Phi_j(x_i)), the class score is f_m(x) = <w, Phi_m(x)> = sum_i K(x_i, x) B_im with
@@ -27,6 +29,26 @@ B_(i, y_i) = sum_(j != y_i) alpha_ij and B_im = -alpha_im otherwise. For the
 appendix-E kernel we keep the same decision rule (class score = the two halves of
 the doubled feature space, positive minus negative), which is the only reading
 under which its dual is a classifier; see docs/methods.md.
+
+Lee-Lin-Wahba (bias-free, margin 1): ``min 1/2 sum_m ||w_m||^2 + C sum_i sum_(j != y_i)
+[f_j(x_i) + 1]_+`` subject to ``sum_m w_m = 0``, with ``f_m = <w_m, phi>``. The Lagrangian
+multiplier of the sum-to-zero constraint projects ``w = -sum alpha_ij (M e_j) (x) phi(x_i)``
+onto the sum-zero subspace (M = I - 11'/L is that projection, so M^(1/2) = M), hence
+``u_ij = -e_j``, ``c = 1/L``, and the class scores are ``S - mean(S)``. The published margin
+1/(L-1) is the same problem up to scale: ``w_LLW = w / (L-1)`` solves it at
+``C_LLW = C / (L-1)`` (so C here is (L-1) times the printed C; argmax unchanged).
+
+Scatter SVM (Jenssen et al. 2012, bias-free, hinge loss, margin 1): ``min 1/2 sum_m ||w_m -
+w_bar||^2 + C sum_i [1 - (f_(y_i)(x_i) - mean_m f_m(x_i))]_+``: one variable per point,
+``u_i = e_(y_i)``, ``c = 1/L``. The paper's dual (its eq. 15) instead has a free margin rho, so
+``0 <= alpha <= mu`` and ``sum alpha = L``; that is the same family of classifiers: if alpha
+solves this box dual at C, then ``beta = L alpha / sum(alpha)`` solves eq. 15 at
+``mu = C L / sum(alpha)`` (the KKT conditions map onto each other with rho = L / sum(alpha)),
+and the scores differ by the positive factor L / sum(alpha). See docs/methods.md.
+
+For every formulation here ``M (e_a - e_b) = e_a - e_b``, so a raw score difference
+``S_a(x) - S_b(x) = <w, (e_a - e_b) (x) phi(x)>`` has norm factor sqrt(2) (``score_diff_norm``);
+``ww_paper`` compares two differences in R^2L, hence 2.
 
 A new formulation with the same kind of box-constrained dual is one new entry in
 :data:`FORMULATIONS`, not a new solver.
@@ -128,6 +150,36 @@ def _encode_ww_paper(y: NDArray[np.int64], n_classes: int) -> Coding:
     return Coding(cols, vals, mask, 2 * n_classes, 0.0, mask.astype(np.float64), 1.0)
 
 
+def _encode_llw(y: NDArray[np.int64], n_classes: int) -> Coding:
+    """Lee-Lin-Wahba: u_ij = -e_j for j != y_i; one point's block is I - 11'/L."""
+    n = y.shape[0]
+    cols = np.broadcast_to(np.arange(n_classes)[None, :, None], (n, n_classes, 2)).copy()
+    cols[:, :, 1] = -1
+    vals = np.zeros((n, n_classes, 2))
+    vals[:, :, 0] = -1.0
+    mask = np.ones((n, n_classes), dtype=bool)
+    mask[np.arange(n), y] = False
+    cols[~mask] = -1
+    vals[~mask] = 0.0
+    # <-e_j, (I - 11'/L) (-e_j')> = I(j=j') - 1/L
+    inv = 1.0 / n_classes
+    return Coding(cols, vals, mask, n_classes, inv, mask.astype(np.float64), -inv)
+
+
+def _encode_scatter(y: NDArray[np.int64], n_classes: int) -> Coding:
+    """Scatter SVM: one variable per point, alpha_(i, y_i), u = e_(y_i); block 1 - 1/L."""
+    n = y.shape[0]
+    cols = -np.ones((n, n_classes, 2), dtype=np.int64)
+    vals = np.zeros((n, n_classes, 2))
+    rows = np.arange(n)
+    cols[rows, y, 0] = y
+    vals[rows, y, 0] = 1.0
+    mask = np.zeros((n, n_classes), dtype=bool)
+    mask[rows, y] = True
+    inv = 1.0 / n_classes
+    return Coding(cols, vals, mask, n_classes, inv, mask.astype(np.float64), -inv)
+
+
 def _identity(n_classes: int) -> NDArray[np.float64]:
     return np.eye(n_classes)
 
@@ -149,6 +201,8 @@ FORMULATIONS: dict[str, Formulation] = {
             _plus_minus,
             2.0,
         ),
+        Formulation("llw", "Lee-Lin-Wahba (bias-free)", _encode_llw, _identity, np.sqrt(2.0)),
+        Formulation("scatter", "Scatter SVM (bias-free)", _encode_scatter, _identity, np.sqrt(2.0)),
     )
 }
 
