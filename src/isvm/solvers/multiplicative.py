@@ -56,7 +56,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from isvm.solvers._core import apply_point_steps, diag_q, optimality, projected_gradient
+from isvm.solvers._core import (
+    apply_point_steps,
+    diag_q,
+    optimality,
+    projected_gradient,
+    q_times_alpha,
+)
 
 #: growth of the step after an accepted step, and its cut after a rejected one
 GROW = 1.1
@@ -84,18 +90,7 @@ def _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef):
 def _grad(var_i, var_j, cols, vals, c, S, ssum, G):
     """Minimisation gradient ``G = Q alpha - 1`` of every listed variable, from the scores."""
     for v in range(var_i.shape[0]):
-        i = var_i[v]
-        j = var_j[v]
-        q = 0.0
-        vsum = 0.0
-        for t in range(2):
-            col = cols[i, j, t]
-            if col >= 0:
-                q += vals[i, j, t] * S[col, i]
-                vsum += vals[i, j, t]
-        if c != 0.0:
-            q -= c * vsum * ssum[i]
-        G[v] = q - 1.0
+        G[v] = q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum) - 1.0
 
 
 @njit(cache=True)
