@@ -12,7 +12,7 @@ import isvm.loo
 
 def test_importing_the_packages_loads_neither_numba_nor_sklearn():
     code = (
-        "import sys, isvm, isvm.data, isvm.loo, isvm.loo.records;"
+        "import sys, isvm, isvm.data, isvm.loo, isvm.loo.records, isvm.loo.refit;"
         "print(sorted({'numba', 'sklearn'} & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

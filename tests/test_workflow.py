@@ -239,6 +239,8 @@ def _variant(tmp_path: Path, old: str, new: str) -> Path:
         ("default: [30, 50]", "default: [30, 50]\n  yeast: [50]", "config key 'sizes.yeast': "
          "'yeast' is not in datasets"),
         ("{start: 0.1, stop: 2.0,", "{start: 3.0, stop: 2.0,", "config key 'grid.C': start"),
+        ("methods: [isvm, ova, ww]", "methods: [isvm, ova, svm]",
+         "config key 'methods.2': 'svm' is not one of"),
     ],
 )  # fmt: skip
 def test_bad_config_stops_with_a_message_naming_it(tmp_path, old, new, message):
@@ -308,6 +310,37 @@ def test_sensitivity_key_and_its_defaults(tmp_path, sensitivity, loo_jobs):
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
     assert counts.get("loo") == str(loo_jobs), proc.stdout
     assert ("sensitivity" in counts) == (loo_jobs > 3)
+
+
+@pytest.mark.workflow
+def test_every_method_runs_through_the_workflow_to_table3(tmp_path):
+    """Each method of the schema, engine or refit LOO, gets its LOO records and Table 3 columns."""
+    from isvm.loo import LOO_METHODS
+
+    methods = sorted(LOO_METHODS)
+    every = tmp_path / "every.yaml"
+    every.write_text(
+        f"datasets: [iris]\nsizes: {{default: [20]}}\nn_subsamples: 1\nreps_per_job: 1\n"
+        f"grid: {{gammas: [5], C: {{start: 0.1, stop: 1.0, step: 0.8}}}}\n"
+        f"methods: [{', '.join(methods)}]\n"
+    )
+    target = "results/every/.staging/tables/table3.csv"
+    proc = snakemake(target, "--directory", tmp_path, "--cores", 2, "--configfile", every)
+    assert proc.returncode == 0, _tail(proc)
+    t3 = pd.read_csv(tmp_path / target)
+    assert [c for c in t3.columns if c.endswith("_10")] == [
+        f"{m}_10" for m in _table_order(methods)
+    ]
+    assert t3.filter(like="_50").notna().all().all()
+    diagnostics = pd.read_csv(tmp_path / "results/every/.staging/tables/loo_diagnostics.csv")
+    refit = diagnostics["method"].map(LOO_METHODS) == "refit"
+    assert (diagnostics.loc[refit, "uncertified_folds"] == 2 * 20).all()  # 2 C values x 20 folds
+
+
+def _table_order(methods: list[str]) -> list[str]:
+    from isvm.experiment.pooling import PAPER_METHODS
+
+    return [m for m in PAPER_METHODS if m in methods] + sorted(set(methods) - set(PAPER_METHODS))
 
 
 @pytest.mark.workflow

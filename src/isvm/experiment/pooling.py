@@ -395,15 +395,18 @@ def write_table3(
     pooling: str = DEFAULT_POOLING,
     notes: str = "",
     compare: bool = True,
+    methods: Sequence[str] = PAPER_METHODS,
 ) -> list[Path]:
     """Write Table 3 (``stem``), its tidy companion with spreads and the paper comparison.
 
-    Also writes ``stem_times`` when the records have a ``seconds`` column.
-    Returns the paths written.
+    The wide table has the paper's columns (isvm, ova, ww) and then those of the other
+    ``methods``, in name order. Also writes ``stem_times`` when the records have a
+    ``seconds`` column. Returns the paths written.
     """
     stem = Path(stem)
     settings = {**settings, "pooling": pooling, "percentiles": ", ".join(map(str, percentiles))}
-    wide = table3(records, percentiles, pooling)
+    columns = [*PAPER_METHODS, *sorted(set(methods) - set(PAPER_METHODS))]
+    wide = table3(records, percentiles, pooling, methods=columns)
     paths = list(
         write_table(
             wide,

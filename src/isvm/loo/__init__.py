@@ -1,10 +1,12 @@
 """Exact leave-one-out (LOO) accuracy over a (gamma, C) grid, for every formulation.
 
 ``from isvm.loo import loo_grid`` for the engine, ``loo_refit`` for the plain
-reference (refit every fold from zero), ``c_grid`` for the study's C values and
-``LooSettings`` for the engine's budgets. One module per role:
+reference (refit every fold from zero) and for the methods the engine cannot serve
+(``REFIT_METHODS``; ``LOO_METHODS`` says which method goes where), ``c_grid`` for
+the study's C values and ``LooSettings`` for the engine's budgets. One module per role:
 
-- :mod:`isvm.loo.driver`: the (gamma, C) path driver (:func:`loo_grid`, :func:`loo_refit`);
+- :mod:`isvm.loo.driver`: the (gamma, C) path driver (:func:`loo_grid`);
+- :mod:`isvm.loo.refit`: LOO by refitting (:func:`loo_refit`), the reference and fallback;
 - :mod:`isvm.loo.full_fit`: the full fit's exact active-set finish (NumPy/SciPy);
 - :mod:`isvm.loo.fold_update`: numba, a fold solved by updates of the full inverse;
 - :mod:`isvm.loo.folds`: numba, every fold of a grid point in parallel, certified;
@@ -23,7 +25,9 @@ from isvm._lazy import lazy_exports
 
 _EXPORTS = {
     "loo_grid": "isvm.loo.driver",
-    "loo_refit": "isvm.loo.driver",
+    "loo_refit": "isvm.loo.refit",
+    "LOO_METHODS": "isvm.loo.refit",
+    "REFIT_METHODS": "isvm.loo.refit",
     "c_grid": "isvm.loo.grid",
     "LooSettings": "isvm.loo.settings",
     "DEFAULT_SETTINGS": "isvm.loo.settings",

@@ -1,7 +1,9 @@
 """``python -m isvm loo``: LOO grid records for a chunk of subsamples of one data set.
 
 Reads the data set (``.npz`` of :mod:`isvm.data`) and the subsample index matrix
-(``.npy``, one row per subsample), runs :func:`isvm.loo.loo_grid` for subsamples
+(``.npy``, one row per subsample), runs :func:`isvm.loo.loo_grid` (the exact engine)
+or, for the methods it cannot serve, :func:`isvm.loo.loo_refit` (:data:`isvm.loo.refit.
+LOO_METHODS` says which) for subsamples
 ``chunk * reps_per_job ... + reps_per_job - 1`` and writes one Parquet row per
 (subsample, gamma, C). Every subsample's solver seed derives from
 ``(seed, dataset, Ns, subsample)`` alone, so chunking never changes a number.
@@ -33,7 +35,7 @@ from isvm.data import DataError, load_npz
 from isvm.loo.driver import loo_grid
 from isvm.loo.grid import c_grid
 from isvm.loo.records import RECORD_COLUMNS
-from isvm.methods import FORMULATIONS
+from isvm.loo.refit import LOO_METHODS, loo_refit
 from isvm.seeding import derive_seed
 
 
@@ -124,6 +126,8 @@ def run_chunk(
     With ``checkpoints``, subsamples finished by an earlier, interrupted run are read
     back instead of recomputed, and each one finished here is saved at once.
     """
+    if method not in LOO_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(LOO_METHODS)}")
     dataset = load_npz(data_path)
     indices = np.load(subsamples_path)
     if indices.ndim != 2:
@@ -148,11 +152,14 @@ def run_chunk(
             print(f"{label}: read from the checkpoint of an earlier run", file=log, flush=True)
             continue
         start = time.perf_counter()
-        frame = loo_grid(
-            dataset.X[idx], y, method, gammas, Cs, tol=tol, max_iter=max_iter, threads=threads,
-            seed=derive_seed(seed, "loo", dataset.name, ns, r),
-            progress=Progress(label, progress_every, log),
-        )  # fmt: skip
+        common = {
+            "tol": tol, "max_iter": max_iter, "seed": derive_seed(seed, "loo", dataset.name, ns, r),
+            "progress": Progress(label, progress_every, log),
+        }  # fmt: skip
+        if LOO_METHODS[method] == "engine":
+            frame = loo_grid(dataset.X[idx], y, method, gammas, Cs, threads=threads, **common)
+        else:
+            frame, _, _ = loo_refit(dataset.X[idx], y, method, gammas, Cs, **common)
         frame.insert(0, "subsample", r)
         frames.append(frame)
         if checkpoints is not None:
@@ -180,7 +187,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--subsamples", type=Path, required=True,
         help="subsample index matrix .npy (isvm subsample), one row per subsample",
     )  # fmt: skip
-    parser.add_argument("--method", required=True, choices=sorted(FORMULATIONS))
+    parser.add_argument(
+        "--method", required=True, choices=sorted(LOO_METHODS),
+        help="exact LOO engine: " + ", ".join(m for m, s in LOO_METHODS.items() if s == "engine")
+        + "; refit every fold: " + ", ".join(m for m, s in LOO_METHODS.items() if s == "refit"),
+    )  # fmt: skip
     parser.add_argument("--chunk", type=int, default=0, help="chunk number (0-based)")
     parser.add_argument(
         "--reps-per-job", type=int, default=1,

@@ -58,9 +58,9 @@ from isvm.loo.full_fit import exact_full_fit
 from isvm.loo.grid import check_grid
 from isvm.loo.records import GRID_COLUMNS
 from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
-from isvm.methods import Formulation, coefficient_matrix, get_formulation
+from isvm.methods import Formulation, get_formulation
 from isvm.seeding import derive_seed
-from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, run_solver, solve, variable_list
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, run_solver, variable_list
 from isvm.solvers._core import Blocks, Problem
 
 
@@ -238,56 +238,3 @@ def loo_grid(
     if return_predictions:
         return frame, np.array(preds)
     return frame
-
-
-def loo_refit(
-    X: ArrayLike,
-    y: ArrayLike,
-    method: str | Formulation,
-    gammas: Sequence[float],
-    Cs: Sequence[float],
-    *,
-    solver: str = "cd",
-    tol: float = 1e-3,
-    seed: int = 0,
-    kernel_cache: MutableMapping | None = None,
-    max_iter: int | None = None,
-    n_classes: int | None = None,
-) -> tuple[pd.DataFrame, NDArray, NDArray[np.float64]]:
-    """The plain reference: refit every held-out problem from zero, no shortcuts.
-
-    Returns (frame with gamma, C, loo_accuracy, n_errors, seconds; predicted labels
-    (n_grid, N); the top-two class-score gap of each prediction (n_grid, N)).
-    Used by the tests to check :func:`loo_grid` and by the benchmarks as baseline.
-    """
-    formulation = get_formulation(method) if isinstance(method, str) else method
-    gammas, Cs = check_grid(gammas, Cs)
-    classes, y_idx, n_classes = _encode_labels(y, n_classes)
-    kernels = _kernels(X, gammas, kernel_cache)
-    A = formulation.decision_matrix(n_classes)
-    n = y_idx.shape[0]
-    rows, preds, gaps = [], [], []
-    for gamma in gammas:
-        K = kernels[gamma]
-        for C in Cs:
-            start = time.perf_counter()
-            pred = np.empty(n, dtype=np.int64)
-            gap = np.empty(n)
-            for p in range(n):
-                keep = np.arange(n) != p
-                result = solve(
-                    K[np.ix_(keep, keep)], y_idx[keep], n_classes, formulation, C,
-                    solver=solver, tol=tol, max_iter=max_iter,
-                    seed=derive_seed(seed, "refit", gamma, C, p),
-                )  # fmt: skip
-                coding = formulation.encode(y_idx[keep], n_classes)
-                scores = (K[p, keep] @ coefficient_matrix(result.alpha, coding)) @ A
-                order = np.argsort(-scores, kind="stable")
-                pred[p] = np.argmax(scores)
-                gap[p] = scores[order[0]] - scores[order[1]]
-            n_errors = int(np.count_nonzero(pred != y_idx))
-            rows.append((gamma, C, 1.0 - n_errors / n, n_errors, time.perf_counter() - start))
-            preds.append(classes[pred])
-            gaps.append(gap)
-    frame = pd.DataFrame(rows, columns=["gamma", "C", "loo_accuracy", "n_errors", "seconds"])
-    return frame, np.array(preds), np.array(gaps)
