@@ -9,7 +9,8 @@
   decision values are encouraged to lie in a band ``[band_low, band_high]``; use it
   for several classes through :class:`~sklearn.multiclass.OneVsRestClassifier`.
 
-The kernels are those of :mod:`isvm.estimators`: the paper's Gaussian kernel
+The kernels are those of :mod:`isvm.estimators`, from the same base class
+(:mod:`isvm._kernel_estimator`): the paper's Gaussian kernel
 ``exp(-gamma ||x - x'||^2 / n_features)`` (``kernel="rbf"``) or a kernel matrix passed
 as X (``kernel="precomputed"``). The training loops are compiled with numba and draw
 their visiting order from ``random_state`` through the solvers' explicit generator, so
@@ -25,17 +26,11 @@ import warnings
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsOneClassifier
-from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from isvm.kernels import rbf_kernel
+from isvm._kernel_estimator import KernelClassifier
 from isvm.solvers._core import rng_state, shuffle_prefix
-
-KERNELS = ("rbf", "precomputed")
 
 __all__ = ["BandedSVC", "KernelPerceptron", "one_vs_one"]
 
@@ -62,68 +57,6 @@ def one_vs_one(estimator, *, n_jobs=None) -> OneVsOneClassifier:
     kernel's rows and columns to each pair).
     """
     return OneVsOneClassifier(estimator, n_jobs=n_jobs)
-
-
-# ---------------------------------------------------------------- shared kernel handling
-
-
-class _KernelClassifier(ClassifierMixin, BaseEstimator):
-    """Kernel checks and evaluation shared by the baselines (not public)."""
-
-    def _check_kernel_params(self) -> None:
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if self.kernel == "rbf" and (
-            not isinstance(self.gamma, numbers.Real) or not self.gamma > 0
-        ):
-            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-
-    def _validate_fit(self, X: ArrayLike, y: ArrayLike, binary: bool = False):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                f"need samples of at least 2 classes to train, got 1 class: {self.classes_[0]!r}"
-            )
-        if binary and self.classes_.shape[0] > 2:
-            raise ValueError(
-                f"Only binary classification is supported. {type(self).__name__} got "
-                f"{self.classes_.shape[0]} classes; use "
-                "sklearn.multiclass.OneVsRestClassifier for more"
-            )
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
-        self.shape_fit_ = X.shape
-        if self.kernel == "rbf":
-            self.X_fit_ = X
-        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
-        return X, y_idx.astype(np.int64), self._kernel(X, fitted=False), seed
-
-    def _kernel(self, X: NDArray[np.float64], fitted: bool) -> NDArray[np.float64]:
-        if self.kernel == "precomputed":
-            n_train = self.shape_fit_[0] if fitted else X.shape[0]
-            if X.shape[1] != n_train:
-                raise ValueError(
-                    f"a precomputed kernel needs one column per training sample ({n_train}), "
-                    f"got {X.shape[1]}"
-                )
-            return np.ascontiguousarray(X, dtype=np.float64)
-        if fitted:
-            return rbf_kernel(X, self.X_fit_, gamma=self.gamma)
-        return rbf_kernel(X, gamma=self.gamma)
-
-    def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return self._kernel(X, fitted=True)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
 
 
 # ---------------------------------------------------------------- kernel perceptron
@@ -172,7 +105,7 @@ def _perceptron_epochs(K, y, n_classes, max_epochs, seed):
     return A, max_epochs, False, updates
 
 
-class KernelPerceptron(_KernelClassifier):
+class KernelPerceptron(KernelClassifier):
     """Bias-free multiclass kernel perceptron (the lecture notes' perceptron rule, kernelised).
 
     One discriminant ``g_j(x) = <w_j, phi(x)> = sum_i A_ij K(x_i, x)`` per class; ``x``
@@ -208,7 +141,8 @@ class KernelPerceptron(_KernelClassifier):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> KernelPerceptron:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
-        self._check_kernel_params()
+        self._check_kernel()
+        self._check_max_iter()
         X, y_idx, K, seed = self._validate_fit(X, y)
         n_classes = self.classes_.shape[0]
         A, epochs, converged, updates = _perceptron_epochs(
@@ -230,18 +164,6 @@ class KernelPerceptron(_KernelClassifier):
     def class_scores(self, X: ArrayLike) -> NDArray[np.float64]:
         """The discriminants ``g_j(x)``, shape (n_samples, n_classes)."""
         return self._test_kernel(X) @ self.dual_coef_
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class scores (n_samples, n_classes); for 2 classes ``g_1 - g_0``, shape (n_samples,)."""
-        scores = self.class_scores(X)
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """The class with the largest score; ties go to the first such class."""
-        scores = self.class_scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
 
 
 # ---------------------------------------------------------------- banded SVM
@@ -341,7 +263,7 @@ def _banded_cd(K, s, C, C_high, low, high, tol, max_epochs, seed):
     return t, max_epochs, False, viol
 
 
-class BandedSVC(_KernelClassifier):
+class BandedSVC(KernelClassifier):
     """Bias-free kernel B-SVM (Pendse, "BSVM: A Banded Support Vector Machine"), binary.
 
     With labels ``y_i = +-1`` (``+1`` for ``classes_[1]``) and ``f(x) = <w, phi(x)>``,
@@ -419,9 +341,9 @@ class BandedSVC(_KernelClassifier):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        self._check_kernel_params()
-        if not isinstance(self.C, numbers.Real) or not self.C > 0 or not np.isfinite(self.C):
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
+        self._check_kernel()
+        self._check_max_iter()
+        self._check_positive("C", finite=True)
         if (
             not isinstance(self.C_high, numbers.Real)
             or not self.C_high >= 0
@@ -433,8 +355,7 @@ class BandedSVC(_KernelClassifier):
             raise ValueError(f"band_low and band_high must be numbers, got {lo!r}, {hi!r}")
         if not (0 < lo <= hi) or not np.isfinite(lo):
             raise ValueError(f"need 0 < band_low <= band_high, got {lo!r}, {hi!r}")
-        if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
+        self._check_positive("tol")
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> BandedSVC:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and binary y."""

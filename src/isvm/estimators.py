@@ -16,28 +16,22 @@ expect. ``class_scores`` always returns the full matrix.
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from isvm.kernels import rbf_kernel
+from isvm._kernel_estimator import KERNELS as KERNELS  # re-exported: isvm.estimators.KERNELS
+from isvm._kernel_estimator import KernelClassifier
 from isvm.methods import class_scores, dual_coefficients, get_formulation
 from isvm.solvers import SOLVERS, SolverResult, solve
 from isvm.solvers.crammer_singer import SOLVER_NAME as CS_SOLVER
 from isvm.solvers.crammer_singer import solve_crammer_singer
 
-KERNELS = ("rbf", "precomputed")
 
-
-class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
-    """Shared fit/predict of the bias-free multiclass SVMs (not public)."""
+class _BiasFreeMulticlassSVC(KernelClassifier):
+    """Shared fit of the bias-free multiclass SVMs (not public); prediction is the base class's."""
 
     _method: str = ""
 
@@ -45,21 +39,11 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
         return self._method
 
     def _check_params(self) -> None:
-        if not isinstance(self.C, numbers.Real) or not self.C > 0:
-            raise ValueError(f"C must be a positive number, got {self.C!r}")
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if self.kernel == "rbf" and (
-            not isinstance(self.gamma, numbers.Real) or not self.gamma > 0
-        ):
-            raise ValueError(f"gamma must be a positive number, got {self.gamma!r}")
+        self._check_positive("C")
+        self._check_kernel()
         self._check_solver()
-        if not isinstance(self.tol, numbers.Real) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive number, got {self.tol!r}")
-        if self.max_iter is not None and (
-            not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1
-        ):
-            raise ValueError(f"max_iter must be a positive integer or None, got {self.max_iter!r}")
+        self._check_positive("tol")
+        self._check_max_iter(allow_none=True)
 
     def _check_solver(self) -> None:
         if self.solver not in SOLVERS:
@@ -84,33 +68,10 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
         coding = formulation.encode(y_idx.astype(np.int64), n_classes)
         return result, dual_coefficients(result.alpha, coding, formulation), coding.mean_coef
 
-    def _kernel(self, X: NDArray[np.float64], fitted: bool) -> NDArray[np.float64]:
-        if self.kernel == "precomputed":
-            n_train = self.shape_fit_[0] if fitted else X.shape[0]
-            if X.shape[1] != n_train:
-                raise ValueError(
-                    f"a precomputed kernel needs one column per training sample ({n_train}), "
-                    f"got {X.shape[1]}"
-                )
-            return np.ascontiguousarray(X, dtype=np.float64)
-        if fitted:
-            return rbf_kernel(X, self.X_fit_, gamma=self.gamma)
-        return rbf_kernel(X, gamma=self.gamma)
-
     def fit(self, X: ArrayLike, y: ArrayLike) -> _BiasFreeMulticlassSVC:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
-        check_classification_targets(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                f"need samples of at least 2 classes to train, got 1 class: {self.classes_[0]!r}"
-            )
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
-        K = self._kernel(X, fitted=False)
-        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        X, y_idx, K, seed = self._validate_fit(X, y)
         result, self.dual_coef_, self._mean_coef = self._solve(
             K, y_idx, self.classes_.shape[0], seed
         )
@@ -119,9 +80,6 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.converged_ = result.converged
         self.kkt_violation_ = result.kkt_violation
         self.objective_ = result.objective
-        self.shape_fit_ = X.shape
-        if self.kernel == "rbf":
-            self.X_fit_ = X
         if not result.converged:
             warnings.warn(
                 f"{type(self).__name__}: solver {self.solver!r} stopped at its iteration cap "
@@ -134,26 +92,7 @@ class _BiasFreeMulticlassSVC(ClassifierMixin, BaseEstimator):
 
     def class_scores(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class scores, shape (n_samples, n_classes); ISVM gives eq. 4.12 (rows sum to 0)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        return class_scores(self._kernel(X, fitted=True) @ self.dual_coef_, self._mean_coef)
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Class scores (n_samples, n_classes); for 2 classes ``f_1 - f_0``, shape (n_samples,)."""
-        scores = self.class_scores(X)
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict(self, X: ArrayLike) -> NDArray:
-        """The class with the largest score (eq. 4.13); ties go to the first such class."""
-        scores = self.class_scores(X)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
+        return class_scores(self._test_kernel(X) @ self.dual_coef_, self._mean_coef)
 
 
 class InhibitorySVC(_BiasFreeMulticlassSVC):

@@ -1,0 +1,132 @@
+"""The base class of every kernel classifier in :mod:`isvm.estimators` and :mod:`isvm.baselines`.
+
+:class:`KernelClassifier` holds what they share, so that it is written once: the kernel
+(the paper's Gaussian kernel ``exp(-gamma ||x - x'||^2 / n_features)``, ``kernel="rbf"``,
+or a kernel matrix passed as X, ``kernel="precomputed"``), the parameter checks, the
+validation at fit time (labels, seed), the test kernel, ``decision_function`` and
+``predict`` from ``class_scores``, and the pairwise tag that makes scikit-learn slice a
+precomputed kernel. Not public; imported only by those two modules, so ``import isvm``
+loads no scikit-learn.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from isvm.kernels import rbf_kernel
+
+KERNELS = ("rbf", "precomputed")
+
+
+class KernelClassifier(ClassifierMixin, BaseEstimator):
+    """Kernel handling, checks, validation and prediction shared by the kernel classifiers.
+
+    A subclass stores ``kernel``, ``gamma`` and ``random_state`` (and whatever it checks)
+    in its ``__init__`` and defines ``fit``; ``decision_function`` and ``predict`` work
+    once it defines ``class_scores`` (n_samples, n_classes), or it overrides them.
+    """
+
+    # ------------------------------------------------------------ parameter checks
+
+    def _check_positive(self, name: str, finite: bool = False) -> None:
+        """Raise unless parameter ``name`` is a real number > 0 (and finite if asked)."""
+        value = getattr(self, name)
+        if (
+            not isinstance(value, numbers.Real)
+            or not value > 0
+            or (finite and not np.isfinite(value))
+        ):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+
+    def _check_max_iter(self, allow_none: bool = False) -> None:
+        """Raise unless ``max_iter`` is a positive integer (or None, where allowed)."""
+        if allow_none and self.max_iter is None:
+            return
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
+            suffix = " or None" if allow_none else ""
+            raise ValueError(f"max_iter must be a positive integer{suffix}, got {self.max_iter!r}")
+
+    def _check_kernel(self) -> None:
+        """Raise unless ``kernel`` is known and, for "rbf", ``gamma`` is positive."""
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        if self.kernel == "rbf":
+            self._check_positive("gamma")
+
+    # ------------------------------------------------------------ fit and kernels
+
+    def _validate_fit(
+        self, X: ArrayLike, y: ArrayLike, binary: bool = False
+    ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int]:
+        """Validate training data: (X, class indices of y, training kernel, solver seed).
+
+        Sets ``classes_``, ``shape_fit_`` and, for "rbf", ``X_fit_`` (the test kernel's
+        columns). ``binary`` refuses more than two classes. The seed is drawn once from
+        ``random_state``.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                f"need samples of at least 2 classes to train, got 1 class: {self.classes_[0]!r}"
+            )
+        if binary and self.classes_.shape[0] > 2:
+            raise ValueError(
+                f"Only binary classification is supported. {type(self).__name__} got "
+                f"{self.classes_.shape[0]} classes; use "
+                "sklearn.multiclass.OneVsRestClassifier for more"
+            )
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
+        self.shape_fit_ = X.shape
+        if self.kernel == "rbf":
+            self.X_fit_ = X
+        seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        return X, y_idx.astype(np.int64), self._kernel(X, fitted=False), seed
+
+    def _kernel(self, X: NDArray[np.float64], fitted: bool) -> NDArray[np.float64]:
+        """Kernel of X's rows with the training samples (``fitted``) or with themselves."""
+        if self.kernel == "precomputed":
+            n_train = self.shape_fit_[0] if fitted else X.shape[0]
+            if X.shape[1] != n_train:
+                raise ValueError(
+                    f"a precomputed kernel needs one column per training sample ({n_train}), "
+                    f"got {X.shape[1]}"
+                )
+            return np.ascontiguousarray(X, dtype=np.float64)
+        if fitted:
+            return rbf_kernel(X, self.X_fit_, gamma=self.gamma)
+        return rbf_kernel(X, gamma=self.gamma)
+
+    def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Validated test kernel (n_samples, n_train) of a fitted estimator."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return self._kernel(X, fitted=True)
+
+    # ------------------------------------------------------------ prediction
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Class scores (n_samples, n_classes); for 2 classes ``f_1 - f_0``, shape (n_samples,)."""
+        scores = self.class_scores(X)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """The class with the largest class score (the paper's eq. 4.13); ties go to the first."""
+        scores = self.class_scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags
