@@ -165,3 +165,19 @@ def test_run_chunk_refuses_an_unknown_method(iris_npz, tmp_path):
     grid = dict(gammas=[5.0], Cs=np.array([1.0]), tol=1e-3, max_iter=None, threads=1, seed=0)
     with pytest.raises(ValueError, match="unknown method 'svm'"):
         run_chunk(iris_npz, tmp_path / "sub.npy", "svm", 0, 1, **grid)
+
+
+def test_one_vs_one_refits_only_the_pairs_of_the_held_out_class(monkeypatch):
+    """The shortcut (pairs without y_p kept from the full fit) gives the whole-fold refits."""
+    X, y = _problem(5, n=20, n_classes=4)
+    y = y.copy()
+    y[3] = 0  # class 3 keeps 4 points; no class is a singleton here
+    Cs = [0.3, 4.0]
+    frame, pred, gap = loo_refit(X, y, "ovo", [5.0], Cs, tol=TOL)
+    whole = REFIT_METHODS["ovo"]._replace(fold_from_full=None)
+    monkeypatch.setitem(REFIT_METHODS, "ovo", whole)
+    frame_w, pred_w, gap_w = loo_refit(X, y, "ovo", [5.0], Cs, tol=TOL)
+    assert ((pred != pred_w) <= (np.minimum(gap, gap_w) < NEAR_TIE)).all()
+    assert (frame["n_support"] == frame_w["n_support"]).all()  # the same full fit
+    # L - 1 = 3 of the 6 pairs refit per fold instead of all 6
+    assert (frame["iterations"] < frame_w["iterations"]).all()

@@ -42,12 +42,16 @@ from isvm.seeding import derive_seed
 class RefitMethod(NamedTuple):
     """A method served by refitting: ``build(C, tol, max_iter, seed)`` -> an unfitted
     scikit-learn classifier on a precomputed kernel; ``uses_C`` False when C is not a
-    parameter of the method (its LOO is computed once per gamma and repeated over C)."""
+    parameter of the method (its LOO is computed once per gamma and repeated over C);
+    ``fold_from_full`` an exact shortcut for the folds, if the method has one."""
 
     name: str
     description: str
     build: Callable[[float, float, int | None, int], Any]
     uses_C: bool = True
+    #: ``fold_from_full(full_model, K, y_idx)`` -> ``fold(p, seed)``, the fold's FoldFit
+    #: from the fit on all points where that is exact (else None: the fold is refit whole)
+    fold_from_full: Callable[..., Any] | None = None
 
 
 def _with_cap(max_iter: int | None) -> dict[str, int]:
@@ -88,13 +92,74 @@ def _banded(C: float, tol: float, max_iter: int | None, seed: int):
     return OneVsRestClassifier(binary)
 
 
+def _fit_quietly(estimator, K_train: NDArray, y_train: NDArray[np.int64]) -> bool:
+    """Fit; True if it hit its iteration cap (its ConvergenceWarning is caught, not shown)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(K_train, y_train)
+    return any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def _one_vs_one_folds(full, K: NDArray, y_idx: NDArray[np.int64]):
+    """The folds of one-vs-one from its fit on all points: only the pairs with ``y_p`` refit.
+
+    Pair (a, b)'s machine is trained on the points of classes a and b alone, so holding
+    out a point of another class leaves it as it is. Each pair's vote and confidence at
+    every point are computed once here; fold ``p`` refits the L - 1 pairs of class ``y_p``
+    without ``p`` (seeded like a whole-fold refit) and combines the votes with
+    scikit-learn's rule (``OneVsOneClassifier``'s ``_ovr_decision_function``). Exact, with
+    L/2 times fewer fits and one prediction call per pair instead of one per pair and
+    fold. Returns ``fold(p, seed)`` -> FoldFit, or None when ``y_p`` has no other point
+    (the fold loses a class and its pairs) or L = 2 (one pair, nothing to keep): the
+    caller then refits the fold whole.
+    """
+    from sklearn.base import clone
+    from sklearn.utils.multiclass import _ovr_decision_function
+
+    n_classes = full.classes_.shape[0]
+    pairs = [np.unique(y_idx[idx]) for idx in full.pairwise_indices_]
+    machines = list(zip(full.estimators_, full.pairwise_indices_, strict=True))
+    votes = np.array([est.predict(K[:, idx]) for est, idx in machines])
+    confidence = np.array([est.decision_function(K[:, idx]) for est, idx in machines])
+    counts = np.bincount(y_idx, minlength=n_classes)
+
+    def fold(p: int, seed: int) -> FoldFit | None:
+        c = y_idx[p]
+        if n_classes == 2 or counts[c] < 2:
+            return None
+        vote, conf = votes[:, p].astype(np.float64), confidence[:, p].copy()
+        iterations, capped = 0, False
+        for k, (est, idx) in enumerate(machines):
+            if c in pairs[k]:  # class a -> 0, b -> 1, as OneVsOneClassifier trains a pair
+                idx = idx[idx != p]
+                est = clone(est).set_params(random_state=seed % 2**32)
+                capped |= _fit_quietly(
+                    est, K[np.ix_(idx, idx)], (y_idx[idx] == pairs[k][1]).astype(np.int64)
+                )
+                iterations += _iterations(est)
+                vote[k] = est.predict(K[p : p + 1, idx])[0]
+                conf[k] = est.decision_function(K[p : p + 1, idx])[0]
+        scores = _ovr_decision_function(vote[None, :], conf[None, :], n_classes)
+        return FoldFit(
+            full.classes_[np.argmax(scores, axis=1)].astype(np.int64), _top_two_gap(scores),
+            np.zeros(y_idx.shape[0] - 1, dtype=np.bool_), iterations, not capped,
+        )  # fmt: skip
+
+    return fold
+
+
 #: the methods the exact engine cannot serve, by their ``isvm loo --method`` name
 REFIT_METHODS: dict[str, RefitMethod] = {
     m.name: m
     for m in (
         RefitMethod("cs", "Crammer-Singer (bias-free), CrammerSingerSVC", _crammer_singer),
         RefitMethod(
-            "ovo", "one-vs-one voting over the bias-free binary SVM (OneVsAllSVC)", _one_vs_one
+            "ovo",
+            "one-vs-one voting over the bias-free binary SVM (OneVsAllSVC)",
+            _one_vs_one,
+            fold_from_full=_one_vs_one_folds,
         ),
         RefitMethod("perceptron", "multiclass kernel perceptron (no C)", _perceptron, uses_C=False),
         RefitMethod("bsvm", "B-SVM in 1-vs-rest, C_high = C, band [1, 2] (BandedSVC)", _banded),
@@ -117,6 +182,7 @@ class FoldFit(NamedTuple):
     support: NDArray[np.bool_]  # training points with a non-zero coefficient
     iterations: int
     converged: bool
+    model: Any = None  # the fitted estimator (refit methods), for fold shortcuts
 
 
 Fitter = Callable[[NDArray, NDArray[np.int64], NDArray, float, int], FoldFit]
@@ -174,8 +240,6 @@ def _iterations(estimator) -> int:
 
 
 def _estimator_fitter(method: RefitMethod, tol: float, max_iter: int | None) -> Fitter:
-    from sklearn.exceptions import ConvergenceWarning
-
     def fit(K_train, y_train, K_test, C, seed) -> FoldFit:
         present = np.unique(y_train)
         if present.shape[0] < 2:  # a fold left with one class predicts it
@@ -185,38 +249,43 @@ def _estimator_fitter(method: RefitMethod, tol: float, max_iter: int | None) -> 
                 np.zeros(y_train.shape[0], dtype=np.bool_), 0, True,
             )  # fmt: skip
         estimator = method.build(C, tol, max_iter, seed % 2**32)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            estimator.fit(K_train, y_train)
-        capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        capped = _fit_quietly(estimator, K_train, y_train)
         if K_test.shape[0]:
             pred = estimator.predict(K_test).astype(np.int64)
             gap = _top_two_gap(estimator.decision_function(K_test))
         else:
             pred, gap = np.zeros(0, dtype=np.int64), np.zeros(0)
-        return FoldFit(
-            pred, gap, _support(estimator, y_train.shape[0]), _iterations(estimator), not capped
-        )
+        support = _support(estimator, y_train.shape[0])
+        return FoldFit(pred, gap, support, _iterations(estimator), not capped, estimator)
 
     return fit
 
 
 def _refit_point(
-    fitter: Fitter, K: NDArray, y_idx: NDArray[np.int64], gamma: float, C: float, seed: int
+    fitter: Fitter,
+    K: NDArray,
+    y_idx: NDArray[np.int64],
+    gamma: float,
+    C: float,
+    seed: int,
+    fold_from_full: Callable[..., Any] | None = None,
 ) -> tuple[tuple, NDArray[np.int64], NDArray[np.float64]]:
     """One grid point: (record row, predicted class indices, top-two gaps)."""
     n = y_idx.shape[0]
     start = time.perf_counter()
     full = fitter(K, y_idx, K[:0], C, derive_seed(seed, "refit-full", gamma, C))
+    shortcut = None if fold_from_full is None else fold_from_full(full.model, K, y_idx)
     pred = np.empty(n, dtype=np.int64)
     gap = np.empty(n)
     iterations, capped = full.iterations, int(not full.converged)
     for p in range(n):
-        keep = np.arange(n) != p
-        fold = fitter(
-            K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C,
-            derive_seed(seed, "refit", gamma, C, p),
-        )  # fmt: skip
+        fold_seed = derive_seed(seed, "refit", gamma, C, p)
+        fold = None if shortcut is None else shortcut(p, fold_seed)
+        if fold is None:
+            keep = np.arange(n) != p
+            fold = fitter(
+                K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C, fold_seed
+            )  # fmt: skip
         pred[p], gap[p] = fold.pred[0], fold.gap[0]
         iterations += fold.iterations
         capped += int(not fold.converged)
@@ -265,10 +334,11 @@ def loo_refit(
         raise ValueError("X and y have different numbers of samples")
     if isinstance(method, str) and method not in LOO_METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(LOO_METHODS)}")
-    uses_C = True
+    uses_C, shortcut = True, None
     if isinstance(method, str) and method in REFIT_METHODS:
         refit = REFIT_METHODS[method]
         fitter, uses_C = _estimator_fitter(refit, tol, max_iter), refit.uses_C
+        shortcut = refit.fold_from_full
     else:
         formulation = get_formulation(method) if isinstance(method, str) else method
         fitter = _formulation_fitter(formulation, n_classes, solver, tol, max_iter)
@@ -281,7 +351,7 @@ def loo_refit(
                 preds.append(preds[-1])
                 gaps.append(gaps[-1])
             else:
-                row, pred, gap = _refit_point(fitter, K, y_idx, gamma, C, seed)
+                row, pred, gap = _refit_point(fitter, K, y_idx, gamma, C, seed, shortcut)
                 rows.append(row)
                 preds.append(classes[pred])
                 gaps.append(gap)
