@@ -125,3 +125,12 @@ def test_cli(tmp_path):
     assert figures.run(args) == 0 and (tmp_path / "c.pdf").exists()
     args = parser.parse_args(["near-best", "--records", *paths])
     assert figures.run(args) == 2  # --out is required
+
+
+def test_every_loo_method_has_its_own_style():
+    from isvm.experiment.figures import METHOD_STYLE
+    from isvm.loo import LOO_METHODS
+
+    assert set(LOO_METHODS) <= set(METHOD_STYLE)
+    styles = [(s["color"], s["marker"]) for s in METHOD_STYLE.values()]
+    assert len(set(styles)) == len(styles)

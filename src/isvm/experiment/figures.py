@@ -49,6 +49,12 @@ METHOD_STYLE: dict[str, dict[str, str]] = {
     "ova": {"color": "#1f77b4", "marker": "s", "label": "1-vs-all"},
     "ww": {"color": "#2ca02c", "marker": "^", "label": "Weston-Watkins"},
     "ww_paper": {"color": "#9467bd", "marker": "v", "label": "WW (paper kernel)"},
+    "llw": {"color": "#8c564b", "marker": "D", "label": "Lee-Lin-Wahba"},
+    "scatter": {"color": "#e377c2", "marker": "P", "label": "Scatter SVM"},
+    "cs": {"color": "#ff7f0e", "marker": "X", "label": "Crammer-Singer"},
+    "ovo": {"color": "#17becf", "marker": "<", "label": "1-vs-1"},
+    "perceptron": {"color": "#7f7f7f", "marker": "*", "label": "kernel perceptron"},
+    "bsvm": {"color": "#bcbd22", "marker": ">", "label": "B-SVM (1-vs-rest)"},
 }
 RIVAL_LABELS: dict[str, str] = {"ova": "1-vs-all", "ww": "Weston-Watkins"}
 RIVAL_SHORT: dict[str, str] = {"ova": "1vA", "ww": "WW"}
