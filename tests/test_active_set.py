@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from problems import clustered
 from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, reference_q, to_vector
 
 from isvm.data import load_dataset
@@ -128,18 +129,11 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
     assert solved >= 0.95 * total, f"only {solved} of {total} folds solved by the update"
 
 
-def _problem(seed: int, n: int, n_classes: int):
-    gen = np.random.default_rng(seed)
-    centres = gen.random((n_classes, 4))
-    y = np.arange(n) % n_classes
-    return np.clip(centres[y] + 0.25 * gen.standard_normal((n, 4)), 0, 1), y
-
-
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 def test_fallback_to_cd_keeps_the_loo_exact(method):
     """With the fold updates starved (one set update, one changed variable) most folds
     fall back to cd; the predictions stay those of the cd-only engine."""
-    X, y = _problem(3, 40, 4)
+    X, y = clustered(3, 40, 4)
     grid = ([5.0, 10.0], [0.1, 5.1, 30.1])
     _, plain = loo_grid(X, y, method, *grid, active_set=False, return_predictions=True)
     _, full = loo_grid(X, y, method, *grid, return_predictions=True)
@@ -157,7 +151,7 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
     optimum must be the same and as stationary as a fresh one (10 classes at N = 50:
     yeast-like, where an updated solve accepted at 1e-8 left folds failing), and the
     update must actually have been used."""
-    X, y = _problem(5, 60 if n_classes < 10 else 50, n_classes)
+    X, y = clustered(5, 60 if n_classes < 10 else 50, n_classes)
     K = rbf_kernel(X, gamma=5.0)
     coding = get_formulation(method).encode(y, n_classes)
     var_i, var_j = variable_list(coding)

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from problems import random_points
 from qpsolvers import Problem, solve_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
@@ -28,12 +29,7 @@ QP_TOL = {"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12, "max_it
 
 def make_data(n=40, n_classes=3, m=4, seed=0, n_new=60):
     """Points in [0,1]^m, every class present, plus fresh points."""
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, m))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    rng.shuffle(y)
-    return X, y, rng.random((n_new, m))
+    return random_points(np.random.default_rng(seed), n, n_classes, m, n_new)
 
 
 # ---------------------------------------------------------------- B-SVM references

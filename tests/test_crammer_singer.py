@@ -19,6 +19,7 @@ import functools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from problems import random_points
 from qpsolvers import Problem, solve_problem
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
@@ -42,11 +43,8 @@ def make_problem(seed: int, n_max: int = 40):
     C = CS[seed % len(CS)]
     n = int(rng.integers(10, n_max + 1))
     m = int(rng.integers(2, 7))
-    X = rng.random((n, m))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    rng.shuffle(y)
-    return X, y, n_classes, C, rng.random((40, m))
+    X, y, X_new = random_points(rng, n, n_classes, m, 40)
+    return X, y, n_classes, C, X_new
 
 
 def precomputed(A, B):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from problems import random_points
 from qpsolvers import Problem, solve_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -23,12 +24,7 @@ ESTIMATORS = (InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC)
 
 def make_data(n=40, n_classes=3, m=4, seed=0, n_new=60):
     """Points in [0,1]^m, every class present, plus fresh points."""
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, m))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    rng.shuffle(y)
-    return X, y, rng.random((n_new, m))
+    return random_points(np.random.default_rng(seed), n, n_classes, m, n_new)
 
 
 # ---------------------------------------------------------------- scikit-learn's checks

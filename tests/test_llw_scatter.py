@@ -23,6 +23,7 @@ import functools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from problems import clustered, random_points
 from qpsolvers import Problem, solve_problem
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -51,11 +52,8 @@ def make_problem(seed: int):
     gamma = (5.0, 10.0)[seed % 2]
     n = int(gen.integers(12, 41))
     m = int(gen.integers(2, 6))
-    X = gen.random((n, m))
-    y = gen.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    gen.shuffle(y)
-    return X, y, n_classes, C, gamma, gen.random((40, m))
+    X, y, X_new = random_points(gen, n, n_classes, m, 40)
+    return X, y, n_classes, C, gamma, X_new
 
 
 def variables(y, n_classes: int, method: str) -> list[tuple[int, int]]:
@@ -254,14 +252,6 @@ def test_sklearn_compatible(estimator, check):
 # ---------------------------------------------------------------- exact LOO engine
 
 
-def _random_problem(seed: int, n: int, n_classes: int, n_features: int = 4):
-    gen = np.random.default_rng(seed)
-    centres = gen.random((n_classes, n_features))
-    y = np.arange(n) % n_classes
-    X = np.clip(centres[y] + 0.25 * gen.standard_normal((n, n_features)), 0, 1)
-    return X, y
-
-
 def _loo_agrees(X, y, method, gammas, Cs, **kw):
     frame, pred = loo_grid(X, y, method, gammas, Cs, return_predictions=True, **kw)
     _, ref, gap = loo_refit(X, y, method, gammas, Cs, tol=1e-9)
@@ -278,7 +268,7 @@ def _loo_agrees(X, y, method, gammas, Cs, **kw):
 @pytest.mark.parametrize("seed", range(3))
 def test_loo_matches_refitting_random(method, seed):
     n_classes = (3, 2, 5)[seed]
-    X, y = _random_problem(seed, n=24 + 6 * seed, n_classes=n_classes)
+    X, y = clustered(seed, n=24 + 6 * seed, n_classes=n_classes)
     _loo_agrees(X, y, method, [5.0, 10.0], [0.1, 1.0, 7.5, 40.0])
 
 
@@ -293,7 +283,7 @@ def test_loo_matches_refitting_wine(method):
 def test_loo_cd_alone_certificates(method):
     """Without the active-set finish every fold is settled by cd and the duality-gap
     certificate (score_diff_norm = sqrt(2)); predictions still equal the refits'."""
-    X, y = _random_problem(5, 30, 4)
+    X, y = clustered(5, 30, 4)
     _loo_agrees(X, y, method, [5.0], [0.6, 10.1, 40.1], active_set=False)
 
 

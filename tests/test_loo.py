@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from problems import clustered
 
 from isvm.data import load_dataset, save_npz
 from isvm.experiment.subsample import draw_subsamples
@@ -19,14 +20,6 @@ from isvm.seeding import rng
 
 METHODS = ["isvm", "ova", "ww", "ww_paper"]
 NEAR_TIE = 1e-6
-
-
-def _random_problem(seed: int, n: int, n_classes: int, n_features: int = 4):
-    gen = np.random.default_rng(seed)
-    centres = gen.random((n_classes, n_features))
-    y = np.arange(n) % n_classes
-    X = np.clip(centres[y] + 0.25 * gen.standard_normal((n, n_features)), 0, 1)
-    return X, y
 
 
 def _qp_refit(X, y, method, gammas, Cs):
@@ -77,7 +70,7 @@ def _compare(X, y, method, gammas, Cs):
 
 def test_refit_baseline_agrees_with_engine():
     """isvm.loo.loo_refit (the benchmarks' baseline) gives the engine's predictions."""
-    X, y = _random_problem(11, 24, 3)
+    X, y = clustered(11, 24, 3)
     _, pred = loo_grid(X, y, "ova", [5.0], [0.6, 5.0], return_predictions=True)
     frame, ref, gap = loo_refit(X, y, "ova", [5.0], [0.6, 5.0], tol=1e-8)
     assert ((pred != ref) <= (gap < NEAR_TIE)).all()
@@ -88,7 +81,7 @@ def test_refit_baseline_agrees_with_engine():
 @pytest.mark.parametrize("seed", range(3))
 def test_loo_matches_refitting_random(method, seed):
     n_classes = (3, 2, 5)[seed]
-    X, y = _random_problem(seed, n=24 + 6 * seed, n_classes=n_classes)
+    X, y = clustered(seed, n=24 + 6 * seed, n_classes=n_classes)
     frame, differ, near_tie = _compare(X, y, method, [5.0, 10.0], [0.1, 1.0, 7.5, 40.0])
     print(f"{method} seed {seed}: {differ} disagreements, {near_tie} at near-ties")
     assert differ == near_tie, f"{differ - near_tie} disagreements away from a near-tie"
@@ -148,7 +141,7 @@ def test_raw_scale_features_match_refitting(method):
 
 
 def test_accuracy_and_errors_consistent():
-    X, y = _random_problem(3, 30, 3)
+    X, y = clustered(3, 30, 3)
     frame, pred = loo_grid(X, y, "isvm", [5.0], [0.5, 2.0], return_predictions=True)
     assert list(frame.columns) == list(GRID_COLUMNS)
     assert pred.shape == (2, 30)
@@ -159,14 +152,14 @@ def test_accuracy_and_errors_consistent():
 
 
 def test_labels_of_any_type_come_back():
-    X, y = _random_problem(4, 24, 3)
+    X, y = clustered(4, 24, 3)
     names = np.array(["cat", "dog", "eel"])[y]
     _, pred = loo_grid(X, names, "ova", [5.0], [1.0], return_predictions=True)
     assert set(pred.ravel()) <= set(names)
 
 
 def test_threads_do_not_change_results():
-    X, y = _random_problem(5, 40, 4)
+    X, y = clustered(5, 40, 4)
     grid = ([5.0, 10.0], [0.1, 2.6, 20.1])
     one = loo_grid(X, y, "isvm", *grid, threads=1, seed=3)
     two = loo_grid(X, y, "isvm", *grid, threads=2, seed=3)
@@ -191,7 +184,7 @@ def test_threads_do_not_change_counts_on_zscored_data(method):
 
 
 def test_iteration_cap_is_recorded():
-    X, y = _random_problem(6, 30, 3)
+    X, y = clustered(6, 30, 3)
     frame = loo_grid(X, y, "isvm", [5.0], [40.0], max_iter=1)
     assert not frame["converged"].iloc[0]
     assert frame["n_capped"].iloc[0] > 0
@@ -201,7 +194,7 @@ def test_the_fold_kernel_compiles_once_with_and_without_an_exact_full_fit():
     # each extra specialisation of the parallel fold kernel costs a fresh clone ~10 s
     from isvm.loo import folds
 
-    X, y = _random_problem(8, 12, 3)
+    X, y = clustered(8, 12, 3)
     for active_set in (True, False):
         loo_grid(X, y, "isvm", [5.0], [0.5, 1.0], active_set=active_set)
     assert len(folds.fit_folds.signatures) == 1
@@ -209,7 +202,7 @@ def test_the_fold_kernel_compiles_once_with_and_without_an_exact_full_fit():
 
 
 def test_kernel_cache_is_filled_and_reused():
-    X, y = _random_problem(7, 20, 2)
+    X, y = clustered(7, 20, 2)
     cache: dict = {}
     first = loo_grid(X, y, "ova", [5.0, 10.0], [1.0], kernel_cache=cache)
     assert sorted(cache) == [5.0, 10.0]

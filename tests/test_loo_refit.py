@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from problems import clustered
 from sklearn.multiclass import OneVsRestClassifier
 
 from isvm.baselines import BandedSVC, KernelPerceptron, one_vs_one
@@ -31,12 +32,8 @@ TOL = 1e-8
 NEAR_TIE = 1e-5
 
 
-def _problem(seed: int, n: int = 18, n_classes: int = 3, n_features: int = 3):
-    gen = np.random.default_rng(seed)
-    centres = gen.random((n_classes, n_features))
-    y = np.arange(n) % n_classes
-    X = np.clip(centres[y] + 0.3 * gen.standard_normal((n, n_features)), 0, 1)
-    return X, y
+def _problem(seed: int, n: int = 18, n_classes: int = 3):
+    return clustered(seed, n, n_classes, n_features=3, spread=0.3)
 
 
 def _public_estimator(method: str, C: float, gamma: float, seed: int):

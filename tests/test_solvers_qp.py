@@ -20,6 +20,7 @@ import functools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from problems import random_points
 from qpsolvers import Problem, solve_problem
 from sklearn.exceptions import ConvergenceWarning
 
@@ -50,11 +51,7 @@ def make_problem(seed: int, n_max: int, combos=COMBOS):
     C, gamma = combos[seed % len(combos)]
     n = int(rng.integers(10, n_max + 1))
     m = int(rng.integers(2, 7))
-    X = rng.random((n, m))
-    y = rng.integers(0, n_classes, n)
-    y[:n_classes] = np.arange(n_classes)
-    rng.shuffle(y)
-    X_new = rng.random((40, m))
+    X, y, X_new = random_points(rng, n, n_classes, m, 40)
     return X, y, n_classes, C, gamma, X_new
 
 

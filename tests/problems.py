@@ -1,0 +1,28 @@
+"""Random test problems shared by the test modules, each defined once.
+
+Imported as ``from problems import ...`` (pytest puts this folder on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def random_points(gen: np.random.Generator, n: int, n_classes: int, m: int, n_new: int):
+    """(X, y, X_new): ``n`` points uniform in [0,1]^m with every class present (labels
+    shuffled) and ``n_new`` fresh points, drawn from ``gen`` in that order."""
+    X = gen.random((n, m))
+    y = gen.integers(0, n_classes, n)
+    y[:n_classes] = np.arange(n_classes)
+    gen.shuffle(y)
+    return X, y, gen.random((n_new, m))
+
+
+def clustered(seed: int, n: int, n_classes: int, n_features: int = 4, spread: float = 0.25):
+    """(X, y): classes in turn, each a Gaussian blob of width ``spread`` about a random
+    centre in [0,1]^M, clipped to [0,1]^M."""
+    gen = np.random.default_rng(seed)
+    centres = gen.random((n_classes, n_features))
+    y = np.arange(n) % n_classes
+    X = np.clip(centres[y] + spread * gen.standard_normal((n, n_features)), 0, 1)
+    return X, y
