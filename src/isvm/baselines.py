@@ -30,7 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsOneClassifier
 
 from isvm._kernel_estimator import KernelClassifier
-from isvm.solvers._core import rng_state, shuffle_prefix
+from isvm.solvers._core import projected_gradient, rng_state, shuffle_prefix
 
 __all__ = ["BandedSVC", "KernelPerceptron", "one_vs_one"]
 
@@ -204,25 +204,9 @@ def _band_violation(t, m, C, C_high, low, high):
     for i in range(t.shape[0]):
         a = t[i] if t[i] > 0.0 else 0.0
         b = -t[i] if t[i] < 0.0 else 0.0
-        g = low - m[i]  # d W / d alpha_i
-        if a <= 0.0:
-            v = max(g, 0.0)
-        elif a >= C:
-            v = max(-g, 0.0)
-        else:
-            v = abs(g)
-        if v > viol:
-            viol = v
+        viol = max(viol, projected_gradient(a, low - m[i], C))  # d W / d alpha_i
         if C_high > 0.0:
-            g = m[i] - high  # d W / d beta_i
-            if b <= 0.0:
-                v = max(g, 0.0)
-            elif b >= C_high:
-                v = max(-g, 0.0)
-            else:
-                v = abs(g)
-            if v > viol:
-                viol = v
+            viol = max(viol, projected_gradient(b, m[i] - high, C_high))  # d W / d beta_i
     return viol
 
 
