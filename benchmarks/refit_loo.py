@@ -22,17 +22,14 @@ import time
 import numpy as np
 
 from isvm.data import load_dataset
-from isvm.loo import LOO_METHODS, c_grid, loo_grid, loo_refit
+from isvm.loo import LOO_METHODS, c_grid, loo_records
 from isvm.seeding import rng
 
 
 def loo_seconds(X, y, method: str, gammas, Cs) -> tuple[float, float]:
     """(seconds, best LOO accuracy) of one method's LOO over the grid."""
     start = time.perf_counter()
-    if LOO_METHODS[method] == "engine":
-        frame = loo_grid(X, y, method, gammas, Cs)
-    else:
-        frame, _, _ = loo_refit(X, y, method, gammas, Cs)
+    frame = loo_records(X, y, method, gammas, Cs)
     return time.perf_counter() - start, float(frame["loo_accuracy"].max())
 
 

@@ -20,7 +20,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from isvm.baselines import BandedSVC, KernelPerceptron, one_vs_one
 from isvm.data import load_dataset, save_npz
 from isvm.estimators import CrammerSingerSVC, OneVsAllSVC
-from isvm.loo import LOO_METHODS, REFIT_METHODS, loo_grid, loo_refit
+from isvm.loo import LOO_METHODS, REFIT_METHODS, loo_grid, loo_records, loo_refit
 from isvm.loo.cli import run_chunk
 from isvm.loo.records import GRID_COLUMNS, RECORD_COLUMNS
 from isvm.methods import FORMULATIONS
@@ -178,3 +178,15 @@ def test_one_vs_one_refits_only_the_pairs_of_the_held_out_class(monkeypatch):
     assert (frame["n_support"] == frame_w["n_support"]).all()  # the same full fit
     # L - 1 = 3 of the 6 pairs refit per fold instead of all 6
     assert (frame["iterations"] < frame_w["iterations"]).all()
+
+
+def test_loo_records_serves_each_method_its_way():
+    X, y = _problem(6)
+    kept = [c for c in GRID_COLUMNS if c != "seconds"]
+    grid = ([5.0], [0.5, 2.0])
+    engine = loo_records(X, y, "llw", *grid, seed=3)[kept]
+    pd.testing.assert_frame_equal(engine, loo_grid(X, y, "llw", *grid, seed=3)[kept])
+    refit = loo_records(X, y, "cs", *grid, seed=3)[kept]
+    pd.testing.assert_frame_equal(refit, loo_refit(X, y, "cs", *grid, seed=3)[0][kept])
+    with pytest.raises(ValueError, match="unknown method 'xyz'; choose one of"):
+        loo_records(X, y, "xyz", [5.0], [1.0])

@@ -2,11 +2,13 @@
 
 ``from isvm.loo import loo_grid`` for the engine, ``loo_refit`` for the plain
 reference (refit every fold from zero) and for the methods the engine cannot serve
-(``REFIT_METHODS``; ``LOO_METHODS`` says which method goes where), ``c_grid`` for
+(``REFIT_METHODS``; ``LOO_METHODS`` says which method goes where, ``loo_records``
+runs any method the way it is served), ``c_grid`` for
 the study's C values and ``LooSettings`` for the engine's budgets. One module per role:
 
 - :mod:`isvm.loo.driver`: the (gamma, C) path driver (:func:`loo_grid`);
-- :mod:`isvm.loo.refit`: LOO by refitting (:func:`loo_refit`), the reference and fallback;
+- :mod:`isvm.loo.refit`: LOO by refitting (:func:`loo_refit`), the reference and fallback,
+  and :func:`loo_records`, any method by the engine or by refitting;
 - :mod:`isvm.loo.full_fit`: the full fit's exact active-set finish (NumPy/SciPy);
 - :mod:`isvm.loo.fold_update`: numba, a fold solved by updates of the full inverse;
 - :mod:`isvm.loo.folds`: numba, every fold of a grid point in parallel, certified;
@@ -27,6 +29,7 @@ _EXPORTS = {
     "loo_grid": "isvm.loo.driver",
     "loo_refit": "isvm.loo.refit",
     "LOO_METHODS": "isvm.loo.refit",
+    "loo_records": "isvm.loo.refit",
     "REFIT_METHODS": "isvm.loo.refit",
     "c_grid": "isvm.loo.grid",
     "LooSettings": "isvm.loo.settings",

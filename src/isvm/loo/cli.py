@@ -1,9 +1,8 @@
 """``python -m isvm loo``: LOO grid records for a chunk of subsamples of one data set.
 
 Reads the data set (``.npz`` of :mod:`isvm.data`) and the subsample index matrix
-(``.npy``, one row per subsample), runs :func:`isvm.loo.loo_grid` (the exact engine)
-or, for the methods it cannot serve, :func:`isvm.loo.loo_refit` (:data:`isvm.loo.refit.
-LOO_METHODS` says which) for subsamples
+(``.npy``, one row per subsample), runs :func:`isvm.loo.loo_records` (the exact engine,
+or refitting for the methods it cannot serve) for subsamples
 ``chunk * reps_per_job ... + reps_per_job - 1`` and writes one Parquet row per
 (subsample, gamma, C). Every subsample's solver seed derives from
 ``(seed, dataset, Ns, subsample)`` alone, so chunking never changes a number.
@@ -32,10 +31,9 @@ import numpy as np
 import pandas as pd
 
 from isvm.data import DataError, load_npz
-from isvm.loo.driver import loo_grid
 from isvm.loo.grid import c_grid
 from isvm.loo.records import RECORD_COLUMNS
-from isvm.loo.refit import LOO_METHODS, loo_refit
+from isvm.loo.refit import LOO_METHODS, check_method, loo_records
 from isvm.seeding import derive_seed
 
 
@@ -126,8 +124,7 @@ def run_chunk(
     With ``checkpoints``, subsamples finished by an earlier, interrupted run are read
     back instead of recomputed, and each one finished here is saved at once.
     """
-    if method not in LOO_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {sorted(LOO_METHODS)}")
+    check_method(method)  # before reading the data
     dataset = load_npz(data_path)
     indices = np.load(subsamples_path)
     if indices.ndim != 2:
@@ -152,14 +149,11 @@ def run_chunk(
             print(f"{label}: read from the checkpoint of an earlier run", file=log, flush=True)
             continue
         start = time.perf_counter()
-        common = {
-            "tol": tol, "max_iter": max_iter, "seed": derive_seed(seed, "loo", dataset.name, ns, r),
-            "progress": Progress(label, progress_every, log),
-        }  # fmt: skip
-        if LOO_METHODS[method] == "engine":
-            frame = loo_grid(dataset.X[idx], y, method, gammas, Cs, threads=threads, **common)
-        else:
-            frame, _, _ = loo_refit(dataset.X[idx], y, method, gammas, Cs, **common)
+        frame = loo_records(
+            dataset.X[idx], y, method, gammas, Cs, tol=tol, max_iter=max_iter, threads=threads,
+            seed=derive_seed(seed, "loo", dataset.name, ns, r),
+            progress=Progress(label, progress_every, log),
+        )  # fmt: skip
         frame.insert(0, "subsample", r)
         frames.append(frame)
         if checkpoints is not None:

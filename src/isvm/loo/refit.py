@@ -174,6 +174,12 @@ LOO_METHODS: dict[str, str] = {
 }
 
 
+def check_method(method: str) -> None:
+    """A ValueError naming the choices unless ``method`` is in :data:`LOO_METHODS`."""
+    if method not in LOO_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(LOO_METHODS)}")
+
+
 class FoldFit(NamedTuple):
     """One fit's predictions on its test rows and its solver outcome."""
 
@@ -332,8 +338,8 @@ def loo_refit(
     n = y_idx.shape[0]
     if next(iter(kernels.values())).shape[0] != n:
         raise ValueError("X and y have different numbers of samples")
-    if isinstance(method, str) and method not in LOO_METHODS:
-        raise ValueError(f"unknown method {method!r}; choose one of {sorted(LOO_METHODS)}")
+    if isinstance(method, str):
+        check_method(method)
     uses_C, shortcut = True, None
     if isinstance(method, str) and method in REFIT_METHODS:
         refit = REFIT_METHODS[method]
@@ -359,3 +365,27 @@ def loo_refit(
                 progress(len(rows), len(gammas) * len(Cs))
     frame = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
     return frame, np.array(preds), np.array(gaps)
+
+
+def loo_records(
+    X: ArrayLike,
+    y: ArrayLike,
+    method: str,
+    gammas: Sequence[float],
+    Cs: Sequence[float],
+    *,
+    threads: int = 1,
+    **options: Any,
+) -> pd.DataFrame:
+    """The LOO grid rows of any method of :data:`LOO_METHODS`, the way it is served.
+
+    The exact engine (:func:`isvm.loo.loo_grid`, on ``threads`` threads) where it serves
+    ``method``, else :func:`loo_refit` (one fold at a time). ``options`` (``tol``,
+    ``max_iter``, ``seed``, ``kernel_cache``, ``progress``, ...) go to either.
+    """
+    check_method(method)
+    if LOO_METHODS[method] == "engine":
+        from isvm.loo.driver import loo_grid
+
+        return loo_grid(X, y, method, gammas, Cs, threads=threads, **options)
+    return loo_refit(X, y, method, gammas, Cs, **options)[0]
