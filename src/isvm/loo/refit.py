@@ -49,8 +49,9 @@ class RefitMethod(NamedTuple):
     description: str
     build: Callable[[float, float, int | None, int], Any]
     uses_C: bool = True
-    #: ``fold_from_full(full_model, K, y_idx)`` -> ``fold(p, seed)``, the fold's FoldFit
-    #: from the fit on all points where that is exact (else None: the fold is refit whole)
+    #: ``fold_from_full(full_model, K, y_idx)`` -> ``fold(p, seed)`` (or None: no shortcut
+    #: here), the fold's FoldFit from the fit on all points where that is exact (else
+    #: None: the fold is refit whole)
     fold_from_full: Callable[..., Any] | None = None
 
 
@@ -112,13 +113,15 @@ def _one_vs_one_folds(full, K: NDArray, y_idx: NDArray[np.int64]):
     scikit-learn's rule (``OneVsOneClassifier``'s ``_ovr_decision_function``). Exact, with
     L/2 times fewer fits and one prediction call per pair instead of one per pair and
     fold. Returns ``fold(p, seed)`` -> FoldFit, or None when ``y_p`` has no other point
-    (the fold loses a class and its pairs) or L = 2 (one pair, nothing to keep): the
-    caller then refits the fold whole.
+    (the fold loses a class and its pairs): the caller then refits the fold whole. None
+    instead of ``fold`` for L = 2 (one pair, nothing to keep).
     """
     from sklearn.base import clone
     from sklearn.utils.multiclass import _ovr_decision_function
 
     n_classes = full.classes_.shape[0]
+    if n_classes == 2:
+        return None
     pairs = [np.unique(y_idx[idx]) for idx in full.pairwise_indices_]
     machines = list(zip(full.estimators_, full.pairwise_indices_, strict=True))
     votes = np.array([est.predict(K[:, idx]) for est, idx in machines])
@@ -127,7 +130,7 @@ def _one_vs_one_folds(full, K: NDArray, y_idx: NDArray[np.int64]):
 
     def fold(p: int, seed: int) -> FoldFit | None:
         c = y_idx[p]
-        if n_classes == 2 or counts[c] < 2:
+        if counts[c] < 2:
             return None
         vote, conf = votes[:, p].astype(np.float64), confidence[:, p].copy()
         iterations, capped = 0, False
