@@ -169,6 +169,29 @@ def run_solver(
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 
+def check_problem(
+    K: ArrayLike, y: ArrayLike, n_classes: int, C: float, tol: float
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """(K as C-contiguous float64, y as int64), or a ValueError saying what is wrong.
+
+    The checks every dual solver makes: a square finite kernel with one row per label,
+    labels in 0..n_classes-1, ``C > 0`` and ``tol > 0``.
+    """
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.int64)
+    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.ndim != 1 or K.shape[0] != y.shape[0]:
+        raise ValueError(f"K must be square with one row per label; got {K.shape}, {y.shape}")
+    if not np.all(np.isfinite(K)):
+        raise ValueError("the kernel matrix contains NaN or infinite values")
+    if not C > 0:
+        raise ValueError(f"C must be > 0, got {C!r}")
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    if y.size and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}")
+    return K, y
+
+
 def solve(
     K: ArrayLike,
     y: ArrayLike,
@@ -193,18 +216,7 @@ def solve(
     Raises ValueError on bad arguments.
     """
     formulation = get_formulation(method) if isinstance(method, str) else method
-    K = np.ascontiguousarray(K, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y.shape[0]:
-        raise ValueError(f"K must be square with one row per label; got {K.shape}, {y.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("the kernel matrix contains NaN or infinite values")
-    if not C > 0:
-        raise ValueError(f"C must be > 0, got {C!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}")
+    K, y = check_problem(K, y, n_classes, C, tol)
     if solver == "sgd" and not 0 < eta < 2:
         raise ValueError(f"eta must lie in (0, 2) for convergence, got {eta!r}")
     coding = formulation.encode(y, n_classes)

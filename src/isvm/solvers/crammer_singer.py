@@ -34,7 +34,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverResult, _core
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverResult, _core, check_problem
 
 SOLVER_NAME = "bcd"
 
@@ -322,22 +322,13 @@ def solve_crammer_singer(
     exact maximum over points of ``max_m G_i^m - min_(m free) G_i^m``.
     Raises ValueError on bad arguments.
     """
-    K = np.ascontiguousarray(K, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.int64)
-    if K.ndim != 2 or K.shape[0] != K.shape[1] or y.ndim != 1 or K.shape[0] != y.shape[0]:
-        raise ValueError(f"K must be square with one row per label; got {K.shape}, {y.shape}")
-    if not np.all(np.isfinite(K)):
-        raise ValueError("the kernel matrix contains NaN or infinite values")
+    K, y = check_problem(K, y, n_classes, C, tol)
     if not n_classes >= 2:
         raise ValueError(f"n_classes must be >= 2, got {n_classes!r}")
-    if not C > 0 or not np.isfinite(C):
+    if not np.isfinite(C):
         raise ValueError(f"C must be a positive number, got {C!r}")
-    if not tol > 0:
-        raise ValueError(f"tol must be > 0, got {tol!r}")
     if max_iter is not None and int(max_iter) < 1:
         raise ValueError(f"max_iter must be a positive integer or None, got {max_iter!r}")
-    if y.size and (y.min() < 0 or y.max() >= n_classes):
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}")
     C = float(C)
     n = y.shape[0]
     if alpha0 is None:
