@@ -73,6 +73,16 @@ class PathStep(NamedTuple):
     status_prev: np.ndarray  # (V,) int8, the full optimum's statuses at C_prev (or (0,))
 
 
+class Certificate(NamedTuple):
+    """How the folds of one kernel prove their predictions (:mod:`isvm.loo.certificate`)."""
+
+    A: np.ndarray  # (D, L) scores -> class scores
+    radius: np.ndarray  # (N,) kappa times the held-out radius of each point
+    floor: float  # lower bound on lambda_min(K) over distinct points (0: none)
+    group: np.ndarray  # (N,) int64 group of identical points, -1 alone
+    group_mixed: np.ndarray  # (G,) bool, the group's labels differ
+
+
 class FoldOutput(NamedTuple):
     """Per-fold results of one grid point."""
 

@@ -52,8 +52,9 @@ from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
 from isvm.kernels import rbf_from_distances, squared_distances
-from isvm.loo.bundles import NO_FACTOR, FoldOutput, FoldStore, PathStep
-from isvm.loo.folds import fit_folds
+from isvm.loo.bundles import NO_FACTOR, Certificate, FoldOutput, FoldStore, PathStep
+from isvm.loo.certificate import duplicate_groups, kernel_geometry
+from isvm.loo.folds import fit_folds, probe_folds
 from isvm.loo.full_fit import exact_full_fit
 from isvm.loo.grid import check_grid
 from isvm.loo.records import GRID_COLUMNS
@@ -96,6 +97,45 @@ def _kernels(
         for g in missing:
             cache[float(g)] = rbf_from_distances(d2, float(g), X.shape[1])
     return {float(g): cache[float(g)] for g in gammas}
+
+
+def _path_start(alpha: NDArray, C: float, C_prev: float) -> NDArray:
+    """The full fit's start at C from its solution at C_prev < C.
+
+    With no multiplier at its bound C_prev, the solution stays optimal for every
+    larger C (the bound's KKT multipliers are zero), so it is kept as it is;
+    otherwise the multipliers are scaled by C / C_prev (those at the bound stay there).
+    """
+    if alpha.max() < C_prev:
+        return alpha
+    return np.minimum(alpha * (C / C_prev), C)
+
+
+class _Probe:
+    """Whether a grid point's folds are cheap for cd alone (:func:`isvm.loo.folds.probe_folds`).
+
+    A few evenly spaced folds are solved by cd from the full solution without their
+    point, each within ``settings.probe_epochs`` epochs; all of them certified means
+    the kernel is local enough (z-scored features: nearly diagonal) that the
+    active-set finish and its factorisation would cost more than they save.
+    """
+
+    def __init__(self, prob, blocks, cert, seeds, C, tol, settings: LooSettings) -> None:
+        n = prob.K.shape[0]
+        count = min(n, settings.probe_folds)
+        self.points = np.unique(np.linspace(0, n - 1, count).round().astype(np.int64))
+        self.args = (prob, blocks, cert)
+        self.seeds, self.C, self.tol = seeds, float(C), float(tol)
+        self.budget = settings.probe_epochs
+
+    def cheap(self, full) -> bool:
+        if self.points.shape[0] == 0 or self.budget <= 0:
+            return False
+        with threadpool_limits(limits=1):
+            proved = probe_folds(
+                *self.args, full, self.points, self.seeds, self.C, self.tol, self.budget
+            )
+        return bool(proved.all())
 
 
 def loo_grid(
@@ -163,6 +203,7 @@ def loo_grid(
     blocks = Blocks(
         np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
     )
+    group, group_mixed = duplicate_groups(X, y_idx)
     rows, preds = [], []
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -174,6 +215,8 @@ def loo_grid(
         for gamma in gammas:
             K = kernels[gamma]
             prob = Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+            geometry = kernel_geometry(K, group, group_mixed)
+            cert = Certificate(A, cfg.kappa * geometry.radius, *geometry[1:])
             alpha, C_prev, previous = None, None, None
             store = FoldStore(
                 np.zeros((n, n, n_classes)),
@@ -182,42 +225,61 @@ def loo_grid(
                 np.zeros((n, var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
                 np.zeros(n, dtype=np.bool_),
             )
+            cd_mode = False  # the folds are cheap for cd alone: no active-set finish
             for C in Cs:
                 start = time.perf_counter()
                 if alpha is not None:
-                    alpha = np.minimum(alpha * (C / C_prev), C)
+                    alpha = _path_start(alpha, C, C_prev)
                 state = SolverState.start(K, coding, alpha)
                 full_seed = derive_seed(seed, "loo-full", gamma, C)
-                pre_tol = max(tol, settings.active_presolve_tol) if active_set else tol
+                fold_seeds = np.array(
+                    [derive_seed(seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
+                )
+                probe = _Probe(prob, blocks, cert, fold_seeds, C, tol, settings)
+                first = C_prev is None
+                active = active_set and not cd_mode
+                # the first C of a path is solved tightly and probed before the active-set
+                # finish is paid for; later ones need only a rough start for it. Without
+                # the finish the folds start from this solution: solved to a fraction of
+                # tol, their cd moves only what the held-out point disturbed.
+                full_tol = tol * settings.cd_full_tol_factor
+                rough = active and not first
+                pre_tol = max(tol, settings.active_presolve_tol) if rough else full_tol
                 full_epochs, full_conv, _ = run_solver(
                     state, var_i, var_j, C, solver="cd", tol=pre_tol, max_iter=cap, seed=full_seed
                 )
+                if active and first and probe.cheap(state.dual):
+                    active, cd_mode = False, True
                 optimum = None
-                if active_set:
+                if active:
                     optimum = exact_full_fit(
                         K, coding, var_i, var_j, state.alpha, C, settings=settings,
                         retry_max_epochs=min(cap, 1000), seed=full_seed, previous=previous,
                     )  # fmt: skip
+                    # no exact optimum (too many free variables, or the sets never
+                    # settled): the folds run cd, and so does the next grid point
+                    cd_mode = optimum is None
                 # the full statuses the folds' statuses at the previous C go with
                 base = np.zeros(0, np.int8) if previous is None else previous.status
                 previous = optimum
                 if optimum is not None:  # the exact optimum: counts as converged
                     state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
                     full_epochs, full_conv = full_epochs + optimum.iterations, True
-                elif pre_tol > tol:
+                    if not first and probe.cheap(state.dual):
+                        cd_mode = True
+                elif pre_tol > full_tol:
                     more, full_conv, _ = run_solver(
-                        state, var_i, var_j, C, solver="cd", tol=tol,
+                        state, var_i, var_j, C, solver="cd", tol=full_tol,
                         max_iter=max(cap - full_epochs, 1), seed=full_seed,
                     )  # fmt: skip
                     full_epochs += more
-                fold_seeds = np.array(
-                    [derive_seed(seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
-                )
                 step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
-                fac = optimum.factor(var_id) if optimum is not None else NO_FACTOR
+                fac = optimum.factor(var_id) if optimum is not None and not cd_mode else NO_FACTOR
                 out = FoldOutput.empty(n)
                 with threadpool_limits(limits=1):  # BLAS inside parallel folds: one thread
-                    fit_folds(prob, blocks, A, step, state.dual, fac, store, cfg, out)
+                    fit_folds(prob, blocks, cert, step, state.dual, fac, store, cfg, out)
+                if cd_mode and out.epochs.mean() > settings.cd_max_mean_epochs:
+                    cd_mode = False  # cd alone got expensive: the active set again
                 n_errors = int(np.count_nonzero(out.pred != y_idx))
                 n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
                 rows.append(

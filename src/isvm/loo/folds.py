@@ -29,11 +29,12 @@ def _fold_solve(prob, blocks, C, dual, tol, max_epochs, state, target):
 
 
 @njit(cache=True, parallel=True)
-def fit_folds(prob, blocks, A, step, full, fac, store, cfg, out):
+def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out):
     """Fit every held-out problem of one grid point in parallel; fills ``out`` and the fold store.
 
     ``prob`` is the full problem, ``blocks`` its coupling (the points are taken per
-    fold), ``A`` turns scores into class scores; ``step``
+    fold), ``cert`` (:class:`~isvm.loo.bundles.Certificate`) turns scores into class
+    scores and holds the kernel's held-out radii and curvature floor; ``step``
     (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
     none), the folds' seeds and the full statuses at C_prev; ``full`` the full
     optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or
@@ -48,28 +49,14 @@ def fit_folds(prob, blocks, A, step, full, fac, store, cfg, out):
     cast to int64: the parfor types it both signed and unsigned, two compilations.
     """
     for p in prange(prob.K.shape[0]):
-        _fit_fold(np.int64(p), prob, blocks, A, step, full, fac, store, cfg, out)
+        _fit_fold(np.int64(p), prob, blocks, cert, step, full, fac, store, cfg, out)
 
 
 @njit(cache=True)
-def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
-    """Fold ``p`` of :func:`fit_folds`.
-
-    The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
-    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]`` and
-    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there.
-
-    ``out.settled[p]`` is True when the fold was certified or converged to tol. A fold
-    that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
-    ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
-    only near-ties stay uncertified; those keep the prediction of the tightest solve.
-    """
+def _fold_problem(p, prob):
+    """Fold ``p``'s problem (``prob``'s variables without p's) and its points."""
     K, var_i, var_j, cols, vals, c = prob
-    alpha_full, S_full, ssum_full = full
-    C, scale_prev, seeds, status_prev = step
-    tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
     n = K.shape[0]
-    n_classes = alpha_full.shape[1]
     n_var = 0
     for v in range(var_i.shape[0]):
         if var_i[v] != p:
@@ -85,8 +72,67 @@ def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
     fp = np.empty(n - 1, dtype=np.int64)
     for q in range(n - 1):
         fp[q] = q if q < p else q + 1
-    fold = Problem(K, fi, fj, cols, vals, c)
+    return Problem(K, fi, fj, cols, vals, c), fp
 
+
+@njit(cache=True)
+def _without_point(p, prob, full, out):
+    """Write the full solution with point p's multipliers removed (and its scores) into ``out``."""
+    K, _, _, cols, vals, c = prob
+    alpha, S, ssum = out
+    alpha[:, :] = full.alpha
+    S[:, :] = full.S
+    ssum[:] = full.ssum
+    for j in range(alpha.shape[1]):
+        a = alpha[p, j]
+        if a != 0.0:
+            _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
+            alpha[p, j] = 0.0
+
+
+@njit(cache=True, parallel=True)
+def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
+    """Whether cd certifies each fold of ``points`` within ``budget`` epochs from the
+    full solution without the point: the engine's test of whether a grid point's folds
+    are cheap for cd alone (near-diagonal kernels), so the active-set finish is not needed.
+    """
+    certified = np.zeros(points.shape[0], dtype=np.bool_)
+    for k in prange(points.shape[0]):
+        p = np.int64(points[k])
+        fold, fp = _fold_problem(p, prob)
+        target = Target(
+            p, cert.A, cert.radius[p], cert.floor, cert.group, cert.group_mixed, blocks.w,
+            blocks.sigma,
+        )
+        dual = Dual(np.empty_like(full.alpha), np.empty_like(full.S), np.empty_like(full.ssum))
+        _without_point(p, prob, full, dual)
+        fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
+        state = _core.rng_state(seeds[p])
+        certified[k] = _fold_solve(fold, fold_blocks, C, dual, tol, budget, state, target)[3]
+    return certified
+
+
+@njit(cache=True)
+def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
+    """Fold ``p`` of :func:`fit_folds`.
+
+    The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
+    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]`` and
+    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there.
+
+    ``out.settled[p]`` is True when the fold was certified or converged to tol. A fold
+    that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
+    ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
+    only near-ties stay uncertified; those keep the prediction of the tightest solve.
+    """
+    alpha_full, S_full, ssum_full = full
+    C, scale_prev, seeds, status_prev = step
+    A = cert.A
+    tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
+    fold, fp = _fold_problem(p, prob)
+    target = Target(
+        p, A, cert.radius[p], cert.floor, cert.group, cert.group_mixed, blocks.w, blocks.sigma
+    )
     alpha = np.empty_like(alpha_full)
     S = np.empty_like(S_full)
     ssum = np.empty_like(ssum_full)
@@ -101,37 +147,36 @@ def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
         )  # fmt: skip
     store.status_ok[p] = exact
     if not exact:
-        alpha[:, :] = alpha_full
-        S[:, :] = S_full
-        ssum[:] = ssum_full
-        for j in range(n_classes):
-            a = alpha[p, j]
-            if a != 0.0:
-                _core.apply_step(p, j, -a, cols, vals, c, K, S, ssum)
-                alpha[p, j] = 0.0
+        _without_point(p, prob, full, Dual(alpha, S, ssum))
         if scale_prev > 0.0:
-            gap_full = _core.optimality(fi, fj, alpha, cols, vals, c, C, S, ssum)[1]
-            prev_alpha = store.alpha[p] * scale_prev
-            prev_S = store.S[p] * scale_prev
-            prev_ssum = store.ssum[p] * scale_prev
-            gap_prev = _core.optimality(fi, fj, prev_alpha, cols, vals, c, C, prev_S, prev_ssum)[1]
-            if gap_prev < gap_full:
-                alpha = prev_alpha
-                S = prev_S
-                ssum = prev_ssum
+            # the best (by suboptimality bound) of three feasible starts: the full solution
+            # without p, and the fold's own solution at C_prev, scaled by C / C_prev
+            # and as it was (the fold's optimum once none of its multipliers reaches C_prev)
+            # (the separable bound where it is cheap: sigma >= 0; the gap elsewhere)
+            tau = 0.0 if blocks.sigma >= 0.0 else np.inf
+            best = _core.suboptimality(fold, alpha, C, S, ssum, target, tau)[0]
+            for scale in (scale_prev, 1.0):
+                cand_alpha = store.alpha[p] * scale
+                cand_S = store.S[p] * scale
+                cand_ssum = store.ssum[p] * scale
+                bound = _core.suboptimality(fold, cand_alpha, C, cand_S, cand_ssum, target, tau)[0]
+                if bound < best:
+                    best = bound
+                    alpha = cand_alpha
+                    S = cand_S
+                    ssum = cand_ssum
 
     state = _core.rng_state(seeds[p])
-    target = Target(p, A, cfg.kappa * np.sqrt(K[p, p]))
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
     dual = Dual(alpha, S, ssum)
-    more, conv, _, cert = _fold_solve(fold, fold_blocks, C, dual, tol, max_epochs, state, target)
+    more, conv, _, proved = _fold_solve(fold, fold_blocks, C, dual, tol, max_epochs, state, target)
     e += more
     # Converged at tol but not certified: tighten, on a bounded budget, until the
     # bound settles it (a genuine tie, e.g. duplicate points, never will).
     budget = min(max_epochs - e, 10 * e + 100)
     tight = tol * 0.01
-    while conv and not cert and tight >= tol_floor and budget > 0:
-        more, ok, _, cert = _fold_solve(fold, fold_blocks, C, dual, tight, budget, state, target)
+    while conv and not proved and tight >= tol_floor and budget > 0:
+        more, ok, _, proved = _fold_solve(fold, fold_blocks, C, dual, tight, budget, state, target)
         e += more
         budget -= more
         if not ok:
@@ -141,8 +186,8 @@ def _fit_fold(p, prob, blocks, A, step, full, fac, store, cfg, out):
     # (_core.refresh_point_scores), never left as the incremental residue
     out.pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
     out.epochs[p] = e
-    out.certified[p] = cert
-    out.settled[p] = cert or conv
+    out.certified[p] = proved
+    out.settled[p] = proved or conv
     store.alpha[p] = alpha
     store.S[p] = S
     store.ssum[p] = ssum

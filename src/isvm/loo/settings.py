@@ -66,6 +66,17 @@ class LooSettings:
     #: (relative to its right-hand side), after at most ``refine_steps`` refinements
     solve_residual: float = 1e-12
     refine_steps: int = 2
+    #: folds probed with cd alone (evenly spaced) to decide whether a grid point's folds
+    #: need the active-set finish: all of them certified within ``probe_epochs`` epochs
+    #: means they do not (near-diagonal kernels)
+    probe_folds: int = 8
+    probe_epochs: int = 3
+    #: in cd mode, a grid point whose folds took more epochs than this on average
+    #: hands the next one back to the active set
+    cd_max_mean_epochs: float = 4.0
+    #: without the active-set finish the full fit is solved to this fraction of tol
+    #: (one solve), so that the folds' cd starts with only local violations (N solves)
+    cd_full_tol_factor: float = 0.01
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2
