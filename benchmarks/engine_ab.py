@@ -2,6 +2,7 @@
 
     python benchmarks/engine_ab.py --old /path/to/old/checkout/src [--new src]
         [--datasets vehicle letter] [--sizes 100] [--methods isvm ova ww] [--rounds 2]
+        [--scalings zscore minmax]
 
 Each measurement is a fresh subprocess with ``PYTHONPATH`` set to one tree: it loads
 (or compiles) the kernels on a tiny grid first, untimed, then times ``loo_grid`` on one
@@ -26,10 +27,10 @@ import numpy as np
 from isvm.data import load_dataset
 from isvm.loo import c_grid, loo_grid
 from isvm.seeding import rng
-ds, n, method = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ds, n, method, scaling = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 gen = np.random.default_rng(0)
 loo_grid(gen.random((12, 3)), np.arange(12) % 3, method, [5.0], [0.5, 1.0])  # load kernels
-data = load_dataset(ds, source="bundled", scaling="zscore")
+data = load_dataset(ds, source="bundled", scaling=scaling)
 idx = rng(0, "bench", ds, n).choice(data.y.shape[0], n, replace=False)
 start = time.perf_counter()
 frame = loo_grid(data.X[idx], data.y[idx], method, [5.0, 10.0], c_grid(0.1, 50, 0.5))
@@ -38,10 +39,10 @@ print(json.dumps({"seconds": seconds, "errors": frame["n_errors"].tolist()}))
 """
 
 
-def measure(src: Path, ds: str, n: int, method: str) -> dict:
+def measure(src: Path, ds: str, n: int, method: str, scaling: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, ds, str(n), method],
+        [sys.executable, "-c", _CHILD, ds, str(n), method, scaling],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -55,21 +56,23 @@ def main() -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=[100])
     parser.add_argument("--methods", nargs="+", default=["isvm", "ova", "ww"])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--scalings", nargs="+", default=["zscore"], choices=["zscore", "minmax"])
     args = parser.parse_args()
-    print("| data | N | method | old s | new s | new / old | same errors |")
-    print("|---|---|---|---|---|---|---|")
-    for ds in args.datasets:
+    print("| data | N | features | method | old s | new s | new / old | same errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    for scaling, ds in [(s, d) for s in args.scalings for d in args.datasets]:
         for n in args.sizes:
             for method in args.methods:
                 runs = {"old": [], "new": []}
                 for _ in range(args.rounds):
                     for name in ("old", "new"):
-                        runs[name].append(measure(getattr(args, name), ds, n, method))
+                        runs[name].append(measure(getattr(args, name), ds, n, method, scaling))
                 best = {k: min(r["seconds"] for r in v) for k, v in runs.items()}
                 errors = [r["errors"] for v in runs.values() for r in v]
                 same = all(e == errors[0] for e in errors)
                 print(
-                    f"| {ds} | {n} | {method} | {best['old']:.2f} | {best['new']:.2f} | "
+                    f"| {ds} | {n} | {scaling} | {method} | "
+                    f"{best['old']:.2f} | {best['new']:.2f} | "
                     f"{best['new'] / best['old']:.2f} | {'yes' if same else 'NO'} |",
                     flush=True,
                 )

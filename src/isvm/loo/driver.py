@@ -23,18 +23,29 @@ they stand (the dual has no equality constraint):
    size budget, a singular face) fall back to cd from the better (by duality gap)
    of the full solution with the point's multipliers removed and the fold's own
    solution at the previous C, scaled by C/C_prev (:mod:`isvm.loo.folds`);
-4. **certified predictions**: the bias-free primal is 1-strongly convex in w,
-   so ``||w - w*||^2 <= 2 * gap`` (the duality gap, read from the scores at no
-   extra kernel cost), and a class-score difference at the held-out point moves
-   by at most ``kappa * sqrt(K_pp) * ||w - w*||`` (kappa = sqrt(2) for ISVM, OVA,
-   WW; 2 for WW with the appendix-E kernel). Every fold, however it was solved,
-   stops only when its top score beats the runner-up by more than that bound;
-   folds the bound cannot settle (near-ties) run to ``tol`` and then tighter,
-   and are counted in ``n_uncertified``. The active-set steps are therefore an
-   accelerator, never trusted blindly;
+4. **certified predictions**: for any feasible point of a fold's dual,
+   ``||w - w*||^2 <= 2 (D* - D(alpha))``, bounded by the duality gap or, sharper at
+   large C, per point by a model that the kernel's smallest eigenvalue over distinct
+   points makes an upper bound (:func:`isvm.solvers._core.suboptimality`); a
+   class-score difference at the held-out point moves by at most
+   ``kappa * r_p * ||w - w*||``, with ``r_p <= sqrt(K_pp)`` the norm of the point's
+   projection onto the fold's training span (:mod:`isvm.loo.certificate`; kappa =
+   sqrt(2) for ISVM, OVA, WW; 2 for WW with the appendix-E kernel). Every fold,
+   however it was solved, stops only when its top score beats the runner-up by more
+   than that bound; folds the bound cannot settle (near-ties) run to ``tol`` and
+   then tighter, and are counted in ``n_uncertified``. The active-set steps are
+   therefore an accelerator, never trusted blindly;
 5. folds run in parallel (numba ``prange``); each has its own random stream
    derived from ``(seed, gamma, C, point)``, so results do not depend on the
-   number of threads.
+   number of threads;
+6. **the strategy is measured, per grid point**: where a few probe folds are
+   certified by cd within ``settings.probe_epochs`` epochs from the full solution
+   (z-scored features: a nearly diagonal kernel, where a held-out point disturbs
+   only its kernel neighbours), the grid point runs in cd mode: no active-set
+   finish, the full fit solved to ``settings.cd_full_tol_factor`` x tol, the folds
+   by cd alone; a cd-mode grid point whose folds average more than
+   ``settings.cd_max_mean_epochs`` epochs hands the next one back to the active set.
+   Counts, not timings, decide, so a run is reproducible to the iteration.
 
 The class set is that of ``y`` (or ``0..n_classes-1`` when given): a fold keeps
 all L classes even when the held-out point was the only one of its class.

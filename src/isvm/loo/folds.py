@@ -125,6 +125,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
     only near-ties stay uncertified; those keep the prediction of the tightest solve.
     """
+    _, _, _, cols, vals, c = prob
     alpha_full, S_full, ssum_full = full
     C, scale_prev, seeds, status_prev = step
     A = cert.A
@@ -146,25 +147,32 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
             store.status[p],
         )  # fmt: skip
     store.status_ok[p] = exact
-    if not exact:
+    settled_prev = False
+    if not exact and scale_prev > 0.0:
+        # the fold's own solution at C_prev, as it was: still feasible, and its
+        # optimum once none of its multipliers reaches C_prev (large C). Kept when it
+        # proves the prediction at once.
+        alpha[:, :] = store.alpha[p]
+        S[:, :] = store.S[p]
+        ssum[:] = store.ssum[p]
+        settled_prev = _core.prove(fold, alpha, C, S, ssum, target)[0]
+    if not exact and not settled_prev:
+        # the full solution without p: with cd alone the full fit is solved tightly,
+        # so only what p disturbed is off. After an active-set fit gave up, the fold's
+        # solution at C_prev scaled by C / C_prev where its duality gap is smaller.
         _without_point(p, prob, full, Dual(alpha, S, ssum))
         if scale_prev > 0.0:
-            # the best (by suboptimality bound) of three feasible starts: the full solution
-            # without p, and the fold's own solution at C_prev, scaled by C / C_prev
-            # and as it was (the fold's optimum once none of its multipliers reaches C_prev)
-            # (the separable bound where it is cheap: sigma >= 0; the gap elsewhere)
-            tau = 0.0 if blocks.sigma >= 0.0 else np.inf
-            best = _core.suboptimality(fold, alpha, C, S, ssum, target, tau)[0]
-            for scale in (scale_prev, 1.0):
-                cand_alpha = store.alpha[p] * scale
-                cand_S = store.S[p] * scale
-                cand_ssum = store.ssum[p] * scale
-                bound = _core.suboptimality(fold, cand_alpha, C, cand_S, cand_ssum, target, tau)[0]
-                if bound < best:
-                    best = bound
-                    alpha = cand_alpha
-                    S = cand_S
-                    ssum = cand_ssum
+            gap_full = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+            prev_alpha = store.alpha[p] * scale_prev
+            prev_S = store.S[p] * scale_prev
+            prev_ssum = store.ssum[p] * scale_prev
+            gap_prev = _core.optimality(
+                fold.var_i, fold.var_j, prev_alpha, cols, vals, c, C, prev_S, prev_ssum
+            )[1]
+            if gap_prev < gap_full:
+                alpha = prev_alpha
+                S = prev_S
+                ssum = prev_ssum
 
     state = _core.rng_state(seeds[p])
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)

@@ -1,0 +1,110 @@
+"""The exact LOO engine against refitting LIBSVM fold by fold, in both feature regimes.
+
+Side by side in one run, for one subsample per (data set, Ns, scaling): the engine
+(:func:`isvm.loo.loo_grid`) and scikit-learn's ``SVC(kernel="precomputed")`` (LIBSVM,
+one-vs-one) refitted on every sampled fold, at stretches of the paper's C path
+(C = 0.1, 0.6, ..., 49.6; gamma 5 and 10):
+
+- ``small``: C = 0.6, 1.1, 1.6; ``middle``: C = 10.1, 10.6, 11.1; ``large``: C = 40.1,
+  40.6, 41.1. The engine walks the path as a study does: each stretch is timed
+  after the C before it (C = 0.1, 9.6, 39.6), which is run but not counted.
+
+Reported: the engine's milliseconds per fold-fit (its time at the stretch's grid
+points / (3 x N), both gammas pooled), LIBSVM's per fold-fit (``--folds`` evenly
+spaced folds per grid point), and their ratio (LIBSVM / engine). ``z-score`` is the
+study's default scaling, ``[0, 1]`` the min-max one.
+
+    python benchmarks/loo_regimes.py                  # the issue's cells (about 30 min)
+    python benchmarks/loo_regimes.py --quick          # letter Ns 200 only
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from sklearn.svm import SVC
+
+from isvm.data import load_dataset
+from isvm.kernels import rbf_kernel
+from isvm.loo import c_grid, loo_grid
+from isvm.seeding import rng
+
+STRETCHES = {"small": 1, "middle": 20, "large": 80}  # index of the first timed C
+CELLS = [("letter", 200), ("letter", 500), ("mnist", 500), ("vowel", 500), ("vehicle", 500)]
+SCALINGS = {"zscore": "z-score", "minmax": "[0, 1]"}
+
+
+def libsvm_ms_per_fold(K: np.ndarray, y: np.ndarray, C: float, folds: np.ndarray) -> float:
+    """Mean milliseconds of one LIBSVM fit-and-predict per held-out fold."""
+    n = len(y)
+    start = time.perf_counter()
+    for p in folds:
+        keep = np.arange(n) != p
+        clf = SVC(kernel="precomputed", C=C).fit(K[np.ix_(keep, keep)], y[keep])
+        clf.predict(K[p : p + 1, keep])
+    return 1000 * (time.perf_counter() - start) / len(folds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", nargs="+", default=["ova", "ww", "isvm"])
+    parser.add_argument("--scalings", nargs="+", default=list(SCALINGS), choices=list(SCALINGS))
+    parser.add_argument("--folds", type=int, default=12, help="LIBSVM folds per grid point")
+    parser.add_argument("--quick", action="store_true", help="letter Ns 200 only")
+    parser.add_argument("--out", help="also write the table as Markdown here")
+    args = parser.parse_args()
+    cells = CELLS[:1] if args.quick else CELLS
+    Cs = c_grid(0.1, 50.0, 0.5)
+    gammas = [5.0, 10.0]
+    warm = load_dataset("wine", source="bundled", scaling="zscore")
+    pick = rng(0, "warm-up").choice(warm.y.shape[0], 30, replace=False)
+    for method in args.methods:  # compile outside the timings
+        loo_grid(warm.X[pick], warm.y[pick], method, [5.0], [0.5, 1.0])
+        loo_grid(warm.X[pick], warm.y[pick], method, [5.0], [0.5, 1.0], active_set=False)
+    header = (
+        "| data | Ns | L | features | C stretch | method | engine ms/fold-fit "
+        "| uncertified | LIBSVM ms/fold-fit | LIBSVM / engine |"
+    )
+    lines = [header, "|" + "---|" * 10]
+    print("\n".join(lines), flush=True)
+    for scaling in args.scalings:
+        for name, n in cells:
+            data = load_dataset(name, source="bundled", scaling=scaling)
+            idx = rng(0, "benchmark", name, n).choice(data.y.shape[0], n, replace=False)
+            X, y = data.X[idx], data.y[idx]
+            kernels = {g: rbf_kernel(X, gamma=g) for g in gammas}
+            folds = np.unique(np.linspace(0, n - 1, args.folds).round().astype(int))
+            L = np.unique(y).shape[0]
+            for stretch, first in STRETCHES.items():
+                path = Cs[first - 1 : first + 3]
+                libsvm = np.mean(
+                    [libsvm_ms_per_fold(kernels[g], y, C, folds) for g in gammas for C in path[1:]]
+                )
+                for method in args.methods:
+                    seconds, uncertified = 0.0, 0
+                    for g in gammas:
+                        frame = loo_grid(X, y, method, [g], path, kernel_cache=kernels)
+                        seconds += frame["seconds"].iloc[1:].sum()
+                        uncertified += int(frame["n_uncertified"].iloc[1:].sum())
+                    ours = 1000 * seconds / (len(gammas) * (len(path) - 1) * n)
+                    line = (
+                        f"| {name} | {n} | {L} | {SCALINGS[scaling]} | {stretch} "
+                        f"({path[1]:g}-{path[-1]:g}) | {method} | {ours:.3f} | {uncertified} | "
+                        f"{libsvm:.2f} | {libsvm / ours:.1f} |"
+                    )
+                    print(line, flush=True)
+                    lines.append(line)
+    note = (
+        f"\nOne subsample per cell; gamma 5 and 10 pooled; LIBSVM timed on {args.folds} "
+        "evenly spaced folds per grid point; one thread."
+    )
+    print(note)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write("\n".join([*lines, note, ""]))
+
+
+if __name__ == "__main__":
+    main()
