@@ -149,6 +149,22 @@ class _Probe:
         return bool(proved.all())
 
 
+class _Backoff:
+    """When active-set mode probes again: after each failed probe or hand-back the wait
+    doubles (1, 2, 4, ... grid points), so a path that never suits cd alone ([0, 1]
+    features, dense kernels) pays for a few probes, not one per grid point."""
+
+    def __init__(self) -> None:
+        self.wait, self.next = 1, 0
+
+    def due(self, t: int) -> bool:
+        return t >= self.next
+
+    def failed(self, t: int) -> None:
+        self.wait *= 2
+        self.next = t + self.wait
+
+
 def loo_grid(
     X: ArrayLike,
     y: ArrayLike,
@@ -237,7 +253,8 @@ def loo_grid(
                 np.zeros(n, dtype=np.bool_),
             )
             cd_mode = False  # the folds are cheap for cd alone: no active-set finish
-            for C in Cs:
+            backoff = _Backoff()
+            for t, C in enumerate(Cs):
                 start = time.perf_counter()
                 if alpha is not None:
                     alpha = _path_start(alpha, C, C_prev)
@@ -259,8 +276,11 @@ def loo_grid(
                 full_epochs, full_conv, _ = run_solver(
                     state, var_i, var_j, C, solver="cd", tol=pre_tol, max_iter=cap, seed=full_seed
                 )
-                if active and first and probe.cheap(state.dual):
-                    active, cd_mode = False, True
+                if active and first:
+                    if probe.cheap(state.dual):
+                        active, cd_mode = False, True
+                    else:
+                        backoff.failed(t)
                 optimum = None
                 if active:
                     optimum = exact_full_fit(
@@ -276,8 +296,11 @@ def loo_grid(
                 if optimum is not None:  # the exact optimum: counts as converged
                     state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
                     full_epochs, full_conv = full_epochs + optimum.iterations, True
-                    if not first and probe.cheap(state.dual):
-                        cd_mode = True
+                    if not first and backoff.due(t):
+                        if probe.cheap(state.dual):
+                            cd_mode = True
+                        else:
+                            backoff.failed(t)
                 elif pre_tol > full_tol:
                     more, full_conv, _ = run_solver(
                         state, var_i, var_j, C, solver="cd", tol=full_tol,
@@ -291,6 +314,7 @@ def loo_grid(
                     fit_folds(prob, blocks, cert, step, state.dual, fac, store, cfg, out)
                 if cd_mode and out.epochs.mean() > settings.cd_max_mean_epochs:
                     cd_mode = False  # cd alone got expensive: the active set again
+                    backoff.failed(t)
                 n_errors = int(np.count_nonzero(out.pred != y_idx))
                 n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
                 rows.append(

@@ -76,6 +76,13 @@ def _fold_problem(p, prob):
 
 
 @njit(cache=True)
+def _target(p, cert, blocks):
+    """What fold p's solves certify against: its point, radius and the kernel's geometry."""
+    _, radius, floor, group, mixed = cert
+    return Target(p, cert.A, radius[p], floor, group, mixed, blocks.w, blocks.sigma)
+
+
+@njit(cache=True)
 def _without_point(p, prob, full, out):
     """Write the full solution with point p's multipliers removed (and its scores) into ``out``."""
     K, _, _, cols, vals, c = prob
@@ -100,10 +107,7 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
     for k in prange(points.shape[0]):
         p = np.int64(points[k])
         fold, fp = _fold_problem(p, prob)
-        target = Target(
-            p, cert.A, cert.radius[p], cert.floor, cert.group, cert.group_mixed, blocks.w,
-            blocks.sigma,
-        )
+        target = _target(p, cert, blocks)
         dual = Dual(np.empty_like(full.alpha), np.empty_like(full.S), np.empty_like(full.ssum))
         _without_point(p, prob, full, dual)
         fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
@@ -131,9 +135,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     A = cert.A
     tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
     fold, fp = _fold_problem(p, prob)
-    target = Target(
-        p, A, cert.radius[p], cert.floor, cert.group, cert.group_mixed, blocks.w, blocks.sigma
-    )
+    target = _target(p, cert, blocks)
     alpha = np.empty_like(alpha_full)
     S = np.empty_like(S_full)
     ssum = np.empty_like(ssum_full)
@@ -177,7 +179,12 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     state = _core.rng_state(seeds[p])
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
     dual = Dual(alpha, S, ssum)
-    more, conv, _, proved = _fold_solve(fold, fold_blocks, C, dual, tol, max_epochs, state, target)
+    if settled_prev:  # proved above: no solve
+        more, conv, proved = 0, True, True
+    else:
+        more, conv, _, proved = _fold_solve(
+            fold, fold_blocks, C, dual, tol, max_epochs, state, target
+        )
     e += more
     # Converged at tol but not certified: tighten, on a bounded budget, until the
     # bound settles it (a genuine tie, e.g. duplicate points, never will).

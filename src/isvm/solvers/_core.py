@@ -727,7 +727,8 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
             nb += 2
     t = 0.0
     if nb > 0:
-        b = np.sort(bp[:nb])
+        b = bp[:nb]
+        b.sort()  # in place: no allocation per block
         f_lo = _block_residual(b[0], g, a0, C, k, sw, w, m)
         if f_lo >= 0.0:
             t = b[0] - f_lo  # slope 1 left of every breakpoint (all clipped)
