@@ -26,3 +26,16 @@ def clustered(seed: int, n: int, n_classes: int, n_features: int = 4, spread: fl
     y = np.arange(n) % n_classes
     X = np.clip(centres[y] + spread * gen.standard_normal((n, n_features)), 0, 1)
     return X, y
+
+
+def dual_qp(Q: np.ndarray, C: float) -> np.ndarray:
+    """The box dual ``max 1'x - x'Qx/2, 0 <= x <= C`` solved by an interior-point QP
+    (clarabel, tolerances 1e-12): the independent reference of the solver tests."""
+    from qpsolvers import solve_qp
+
+    n = Q.shape[0]
+    x = solve_qp(
+        0.5 * (Q + Q.T), -np.ones(n), lb=np.zeros(n), ub=np.full(n, C), solver="clarabel",
+        tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12,
+    )  # fmt: skip
+    return np.clip(x, 0, C)

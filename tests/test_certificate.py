@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from problems import clustered
+from problems import clustered, dual_qp
 
 from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
@@ -86,17 +86,9 @@ def test_duplicate_groups_and_floor():
 
 
 def _dual_optimum(K, coding, C):
-    from qpsolvers import solve_qp
-
-    Q = dual_matrix(K, coding)
     mask = coding.var_mask.ravel()
-    Qv = Q[np.ix_(mask, mask)]
-    x = solve_qp(
-        0.5 * (Qv + Qv.T), -np.ones(mask.sum()), lb=np.zeros(mask.sum()),
-        ub=np.full(mask.sum(), C), solver="clarabel", tol_gap_abs=1e-12,
-        tol_gap_rel=1e-12, tol_feas=1e-12,
-    )  # fmt: skip
-    x = np.clip(x, 0, C)
+    Qv = dual_matrix(K, coding)[np.ix_(mask, mask)]
+    x = dual_qp(Qv, C)
     return x.sum() - 0.5 * x @ Qv @ x
 
 

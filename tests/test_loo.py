@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from problems import clustered
+from problems import clustered, dual_qp
 
 from isvm.data import load_dataset, save_npz
 from isvm.experiment.subsample import draw_subsamples
@@ -27,8 +27,6 @@ def _qp_refit(X, y, method, gammas, Cs):
 
     Returns predictions and the top-two class-score gap of each, shape (n_grid, N).
     """
-    from qpsolvers import solve_qp
-
     formulation = get_formulation(method)
     classes, y = np.unique(y, return_inverse=True)  # the classes present, as loo_grid does
     n, n_classes = len(y), len(classes)
@@ -43,14 +41,8 @@ def _qp_refit(X, y, method, gammas, Cs):
                 coding = formulation.encode(y[keep], n_classes)
                 Q = dual_matrix(K[np.ix_(keep, keep)], coding)
                 mask = coding.var_mask.ravel()
-                Qv = Q[np.ix_(mask, mask)]
-                x = solve_qp(
-                    0.5 * (Qv + Qv.T), -np.ones(mask.sum()), lb=np.zeros(mask.sum()),
-                    ub=np.full(mask.sum(), C), solver="clarabel", tol_gap_abs=1e-12,
-                    tol_gap_rel=1e-12, tol_feas=1e-12,
-                )  # fmt: skip
                 alpha = np.zeros(mask.size)
-                alpha[mask] = np.clip(x, 0, C)
+                alpha[mask] = dual_qp(Q[np.ix_(mask, mask)], C)
                 scores = K[p, keep] @ coefficient_matrix(alpha.reshape(-1, n_classes), coding) @ A
                 top = np.sort(scores)[::-1]
                 pred[p], gap[p] = int(np.argmax(scores)), top[0] - top[1]

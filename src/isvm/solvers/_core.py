@@ -291,6 +291,13 @@ def refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum):
         ssum[p] = total
 
 
+@njit(cache=True)
+def block_scratch(n_classes):
+    """Work arrays of :func:`block_step` for up to ``n_classes`` variables: g, a0, w, d, sw, bp."""
+    m = n_classes
+    return np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(m), np.empty(2 * m)
+
+
 @njit(cache=True, _nrt=False)
 def _gap_term(g, a, C):
     """One variable's term of the duality gap, ``C max(0, g) - a g``."""
@@ -350,12 +357,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     acc = np.zeros((n_groups, n_classes, 5))  # count, sum g, sum alpha, min g, max g
     group_gap = np.zeros(n_groups)
     seen = np.zeros(K.shape[0] if use_model else 0, dtype=np.bool_)
-    g = np.empty(n_classes)
-    a0 = np.empty(n_classes)
-    w = np.empty(n_classes)
-    d = np.empty(n_classes)
-    sw = np.empty(n_classes)
-    bp = np.empty(2 * n_classes)
+    g, a0, w, d, sw, bp = block_scratch(n_classes)
     total_gap = 0.0
     bound = 0.0
     viol = 0.0
@@ -456,17 +458,7 @@ def prove(prob, alpha, C, S, ssum, target):
     K, var_i, var_j, cols, vals, c = prob
     p, A, scale = target.point, target.A, target.scale
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
-    best = -np.inf
-    second = -np.inf
-    for m in range(A.shape[1]):
-        f = 0.0
-        for d in range(A.shape[0]):
-            f += A[d, m] * S[d, p]
-        if f > best:
-            second = best
-            best = f
-        elif f > second:
-            second = f
+    _, best, second = top_two(p, A, S)
     need = np.inf if scale <= 0.0 else 0.5 * ((best - second) / scale) ** 2
     bound, viol = suboptimality(prob, alpha, C, S, ssum, target, need / (4.0 * K.shape[0]))
     return certify(p, A, S, bound, scale)[1], viol
@@ -480,6 +472,25 @@ FOLD_STEP_FRACTION = 0.1
 
 
 @njit(cache=True, _nrt=False)
+def top_two(p, A, S):
+    """(top class, its score, the runner-up's score) at point p from the scores S."""
+    best = -np.inf
+    second = -np.inf
+    top = 0
+    for m in range(A.shape[1]):
+        f = 0.0
+        for d in range(A.shape[0]):
+            f += A[d, m] * S[d, p]
+        if f > best:
+            second = best
+            best = f
+            top = m
+        elif f > second:
+            second = f
+    return top, best, second
+
+
+@njit(cache=True, _nrt=False)
 def certify(p, A, S, gap, scale):
     """Prediction at point p and whether ``gap`` proves it is the optimum's.
 
@@ -490,20 +501,7 @@ def certify(p, A, S, gap, scale):
     If the top score beats the runner-up by more than ``scale * sqrt(2 gap)``, no
     class can overtake it at the optimum.
     """
-    n_classes = A.shape[1]
-    best = -np.inf
-    second = -np.inf
-    top = 0
-    for m in range(n_classes):
-        f = 0.0
-        for d in range(A.shape[0]):
-            f += A[d, m] * S[d, p]
-        if f > best:
-            second = best
-            best = f
-            top = m
-        elif f > second:
-            second = f
+    top, best, second = top_two(p, A, S)
     if gap < 0.0:
         gap = 0.0
     return top, best - second > scale * np.sqrt(2.0 * gap)
@@ -780,12 +778,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target):
     n_cols = S.shape[0]
     n = K.shape[0]
     index = points.copy()
-    g = np.empty(n_classes)
-    a0 = np.empty(n_classes)
-    w = np.empty(n_classes)
-    d = np.empty(n_classes)
-    sw = np.empty(n_classes)
-    bp = np.empty(2 * n_classes)
+    g, a0, w, d, sw, bp = block_scratch(n_classes)
     js = np.empty(n_classes, dtype=np.int64)
     coef = np.zeros(n_cols)
     skip = FOLD_STEP_FRACTION * tol if cert_point >= 0 else 0.0  # as in cd_epochs
