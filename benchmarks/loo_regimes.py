@@ -16,6 +16,7 @@ study's default scaling, ``[0, 1]`` the min-max one.
 
     python benchmarks/loo_regimes.py                  # the issue's cells (about 30 min)
     python benchmarks/loo_regimes.py --quick          # letter Ns 200 only
+    PYTHONPATH=OLD/src python benchmarks/loo_regimes.py --cells letter:200   # another engine
 """
 
 from __future__ import annotations
@@ -53,9 +54,14 @@ def main() -> None:
     parser.add_argument("--scalings", nargs="+", default=list(SCALINGS), choices=list(SCALINGS))
     parser.add_argument("--folds", type=int, default=12, help="LIBSVM folds per grid point")
     parser.add_argument("--quick", action="store_true", help="letter Ns 200 only")
+    parser.add_argument(
+        "--cells", nargs="+", metavar="DATA:NS", help="other cells, e.g. letter:200 vehicle:500"
+    )
     parser.add_argument("--out", help="also write the table as Markdown here")
     args = parser.parse_args()
     cells = CELLS[:1] if args.quick else CELLS
+    if args.cells:
+        cells = [(c.split(":")[0], int(c.split(":")[1])) for c in args.cells]
     Cs = c_grid(0.1, 50.0, 0.5)
     gammas = [5.0, 10.0]
     warm = load_dataset("wine", source="bundled", scaling="zscore")

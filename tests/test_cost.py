@@ -1,0 +1,43 @@
+"""The study cost estimator (python -m isvm cost)."""
+
+from __future__ import annotations
+
+import pytest
+
+from isvm.cli import main
+from isvm.experiment.cost import estimate, read_config, sampled_path_starts, summary
+
+
+def test_path_starts_are_spread_and_leave_room_for_the_lead_in():
+    starts = sampled_path_starts(100, 4, 6)
+    assert starts[0] == 2 and starts[-1] == 94 and len(starts) == 4
+    assert sampled_path_starts(5, 4, 6) == []
+
+
+def test_estimate_of_a_small_config(tmp_path):
+    config = {
+        "datasets": ["wine", "iris"], "sizes": {"default": [30], "iris": [20, 30]},
+        "n_subsamples": 10, "seed": 1, "methods": ["isvm", "ova"],
+        "grid": {"gammas": [5], "C": {"start": 0.1, "stop": 5, "step": 0.5}},
+    }  # fmt: skip
+    frame = estimate(config, stretches=2, points=2, log=lambda _: None)
+    assert len(frame) == 6  # wine 30, iris 20 and 30, two methods each
+    assert (frame["seconds_per_subsample"] > 0).all()
+    assert frame["core_hours"].tolist() == pytest.approx(
+        (frame["seconds_per_subsample"] * 10 / 3600).tolist()
+    )
+    text = summary(frame, cores=2)
+    assert "| 20 |" in text and "| all |" in text and "on 2 cores" in text
+
+
+def test_cli_errors_name_the_problem(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("datasets: [wine]\n")
+    assert main(["cost", "--configfile", str(bad)]) == 2
+    assert "missing key(s) sizes" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="sizes.default"):
+        bad.write_text(
+            "datasets: [wine]\nsizes: {wine: [30]}\nn_subsamples: 1\nseed: 0\n"
+            "grid: {gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}\nmethods: [isvm]\n"
+        )
+        read_config(bad)
