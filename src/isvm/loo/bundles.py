@@ -88,7 +88,7 @@ class FoldOutput(NamedTuple):
 
     pred: np.ndarray  # (N,) int64 predicted class
     epochs: np.ndarray  # (N,) int64 set updates plus cd epochs
-    certified: np.ndarray  # (N,) bool, the duality-gap bound proves the prediction
+    certified: np.ndarray  # (N,) bool, the certificate proves the prediction
     settled: np.ndarray  # (N,) bool, certified or converged to tol
 
     @classmethod

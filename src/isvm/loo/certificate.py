@@ -1,4 +1,4 @@
-"""What the fold certificates know about the kernel: held-out radii and a curvature floor.
+"""What the fold certificates know about the kernel: held-out radii and an eigenvalue floor.
 
 A fold's prediction at its held-out point p is proved from a bound on
 ``||w - w*||`` (the fold's current primal point against its optimum) and the reach
@@ -110,7 +110,7 @@ def kernel_geometry(
 
 
 def trivial_geometry(K: NDArray[np.float64], n_groups: int = 0) -> KernelGeometry:
-    """The plain certificate: radius ``sqrt(K_pp)`` and no curvature floor (the duality gap)."""
+    """The plain certificate: radius ``sqrt(K_pp)`` and no eigenvalue floor (the duality gap)."""
     n = K.shape[0]
     return KernelGeometry(
         np.sqrt(np.maximum(np.diag(K), 0.0)),

@@ -191,7 +191,7 @@ def loo_grid(
     :data:`isvm.loo.records.GRID_COLUMNS`. ``iterations`` sums the epochs of the full
     fit and all folds; ``converged`` is False if the full fit or any fold hit
     ``max_iter`` (epochs per fit) unsettled, and ``n_capped`` counts those fits.
-    ``n_uncertified`` counts folds whose prediction the duality-gap bound could not
+    ``n_uncertified`` counts folds whose prediction the certificate could not
     prove even at ``tol_floor`` (top-two score gap of order sqrt(tol_floor)):
     near-ties, decided by the solve. With ``return_predictions=True`` also returns
     the LOO predicted labels, shape (n_grid, N), rows in the order of the frame.

@@ -2,10 +2,12 @@
 
 Fold p starts from the full optimum: an active-set update of its inverse
 (:func:`isvm.loo.fold_update.fold_active_set`) usually ends at the fold's exact
-optimum; where it does not, coordinate descent runs from the better (smaller
-duality gap) of the full solution with p's multipliers removed and the fold's own
-solution at the previous C, scaled by C / C_prev. Every fold stops only when its
-prediction is certified by the duality-gap bound (:func:`isvm.solvers._core.certify`)
+optimum (active-set mode). Otherwise the fold's own solution at the previous C is
+kept where it proves the prediction at once (saturated: none of its multipliers at
+C), else coordinate descent runs from the full solution with p's multipliers removed
+(or, where smaller by duality gap, the fold's solution at the previous C scaled by
+C / C_prev). Every fold stops only when its prediction is certified
+(:func:`isvm.solvers._core.prove`: the suboptimality bound and the held-out radius)
 or it has converged to ``tol`` and then tighter.
 """
 
@@ -34,7 +36,7 @@ def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out):
 
     ``prob`` is the full problem, ``blocks`` its coupling (the points are taken per
     fold), ``cert`` (:class:`~isvm.loo.bundles.Certificate`) turns scores into class
-    scores and holds the kernel's held-out radii and curvature floor; ``step``
+    scores and holds the kernel's held-out radii and eigenvalue floor; ``step``
     (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
     none), the folds' seeds and the full statuses at C_prev; ``full`` the full
     optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or
@@ -97,14 +99,14 @@ def _without_point(p, prob, full, out):
             alpha[p, j] = 0.0
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
     """Whether cd certifies each fold of ``points`` within ``budget`` epochs from the
     full solution without the point: the engine's test of whether a grid point's folds
     are cheap for cd alone (near-diagonal kernels), so the active-set finish is not needed.
     """
     certified = np.zeros(points.shape[0], dtype=np.bool_)
-    for k in prange(points.shape[0]):
+    for k in range(points.shape[0]):  # a few folds: serial (a parfor compiles slowly)
         p = np.int64(points[k])
         fold, fp = _fold_problem(p, prob)
         target = _target(p, cert, blocks)
