@@ -75,18 +75,11 @@ def kernel_geometry(
 
     ``group``/``group_mixed`` come from :func:`duplicate_groups`.
     """
-    n = K.shape[0]
     diag = np.diag(K).copy()
     trivial = np.sqrt(np.maximum(diag, 0.0))
-    # one representative per group of identical points
-    keep = np.ones(n, dtype=bool)
-    seen: set[int] = set()
-    for p in range(n):
-        g = int(group[p])
-        if g >= 0:
-            if g in seen:
-                keep[p] = False
-            seen.add(g)
+    # one representative per group of identical points: its first
+    keep = group < 0
+    keep[np.flatnonzero(group >= 0)[np.unique(group[group >= 0], return_index=True)[1]]] = True
     reps = np.flatnonzero(keep)
     if reps.shape[0] == 0:
         return KernelGeometry(trivial, 0.0, group, group_mixed)
@@ -107,14 +100,3 @@ def kernel_geometry(
     alone = group[reps] < 0
     radius[reps[alone]] = np.sqrt(np.clip(radius2[alone], 0.0, diag[reps[alone]]))
     return KernelGeometry(radius, lam, group, group_mixed)
-
-
-def trivial_geometry(K: NDArray[np.float64], n_groups: int = 0) -> KernelGeometry:
-    """The plain certificate: radius ``sqrt(K_pp)`` and no eigenvalue floor (the duality gap)."""
-    n = K.shape[0]
-    return KernelGeometry(
-        np.sqrt(np.maximum(np.diag(K), 0.0)),
-        0.0,
-        np.full(n, -1, dtype=np.int64),
-        np.zeros(n_groups, dtype=np.bool_),
-    )

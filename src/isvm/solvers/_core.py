@@ -356,6 +356,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     n_groups = mixed.shape[0] if grouped else 0
     acc = np.zeros((n_groups, n_classes, 5))  # count, sum g, sum alpha, min g, max g
     group_gap = np.zeros(n_groups)
+    member = np.full(n_groups, -1, dtype=np.int64)  # a fold point of each group
     seen = np.zeros(K.shape[0] if use_model else 0, dtype=np.bool_)
     g, a0, w, d, sw, bp = block_scratch(n_classes)
     total_gap = 0.0
@@ -379,6 +380,8 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
             a0[m] = a
             w[m] = block_w[i, j]
             if grouped and group[i] >= 0 and not mixed[group[i]]:
+                if member[group[i]] < 0:
+                    member[group[i]] = i
                 row = acc[group[i], j]
                 if row[0] == 0.0:
                     row[3] = gv
@@ -414,6 +417,9 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     for gi in range(n_groups):
         if mixed[gi]:
             continue
+        p = member[gi]
+        if p < 0:
+            continue
         m = 0
         slack = 0.0
         members = 0.0
@@ -423,24 +429,9 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
                 members = row[0]
                 g[m] = row[1] / row[0]
                 a0[m] = row[2]
-                w[m] = 0.0
+                w[m] = block_w[p, j]  # the members' (identical points, one label)
                 slack += row[0] * C * (row[4] - row[3])
                 m += 1
-        if m == 0:
-            continue
-        # the group's w: that of any member (identical points, one label)
-        k = 0
-        for p in range(group.shape[0]):
-            if group[p] == gi and seen[p]:
-                mm = 0
-                for j in range(n_classes):
-                    if acc[gi, j, 0] > 0.0:
-                        w[mm] = block_w[p, j]
-                        mm += 1
-                k = 1
-                break
-        if k == 0:
-            continue
         model = _block_ascent(g, a0, members * C, lam, model_sigma, w, m, d, sw, bp) + slack
         bound += min(group_gap[gi], model)
     return min(total_gap, bound), viol
