@@ -41,3 +41,26 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
             "grid: {gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}\nmethods: [isvm]\n"
         )
         read_config(bad)
+
+
+def test_cli_refuses_an_unknown_data_set_and_bad_counts(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "datasets: [nosuchdata]\nsizes: {default: [30]}\nn_subsamples: 1\nseed: 0\n"
+        "grid: {gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}\nmethods: [isvm]\n"
+    )
+    assert main(["cost", "--configfile", str(config)]) == 2
+    assert "nosuchdata" in capsys.readouterr().err
+    assert main(["cost", "--configfile", str(config), "--cores", "0"]) == 2
+    assert "--cores" in capsys.readouterr().err
+
+
+def test_cli_prints_settings_and_summary(tmp_path, capsys):
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "datasets: [wine]\nsizes: {default: [20]}\nn_subsamples: 3\nseed: 0\n"
+        "grid: {gammas: [5], C: {start: 0.1, stop: 3, step: 0.5}}\nmethods: [ova]\n"
+    )
+    assert main(["cost", "--configfile", str(config), "--stretches", "1", "--points", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "Settings:" in out and "3 subsamples" in out and "| all |" in out

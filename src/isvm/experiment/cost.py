@@ -155,7 +155,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the per-cell estimates and the summary."""
+    """Print the settings, the per-cell estimates and the summary."""
+    from isvm.data.registry import DataError
+
     try:
         config = read_config(args.configfile)
         if args.cores < 1 or args.stretches < 1 or args.points < 1:
@@ -163,9 +165,17 @@ def run(args: argparse.Namespace) -> int:
         frame = estimate(
             config, stretches=args.stretches, points=args.points, datasets=args.datasets
         )
-    except (OSError, ValueError, KeyError) as exc:
+    except (DataError, OSError, ValueError, KeyError) as exc:
         print(f"isvm cost: error: {exc}", file=sys.stderr)
         return 2
+    grid = config["grid"]
+    print(
+        f"Settings: {args.configfile}; {config['n_subsamples']} subsamples; gamma "
+        f"{', '.join(map(str, grid['gammas']))} x C {grid['C']['start']} to {grid['C']['stop']} "
+        f"step {grid['C']['step']}; methods {', '.join(config['methods'])}; sampled on the "
+        f"first subsample, {args.stretches} stretches x {args.points} grid points per path; "
+        "one thread, this machine.\n"
+    )
     print(frame.to_markdown(index=False, floatfmt=".2f"))
     print()
     print(summary(frame, args.cores))
