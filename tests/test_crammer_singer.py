@@ -326,7 +326,7 @@ def test_other_solvers_are_refused(solver):
         ({"C": 0.0}, "C must be a positive number"),
         ({"C": "1"}, "C must be a positive number"),
         ({"gamma": -1.0}, "gamma must be a positive number"),
-        ({"kernel": "linear"}, "kernel must be one of"),
+        ({"kernel": "cosine"}, "kernel must be one of"),
         ({"tol": 0.0}, "tol must be a positive number"),
         ({"max_iter": 0}, "max_iter must be a positive integer"),
     ],

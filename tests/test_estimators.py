@@ -251,7 +251,7 @@ def test_bad_gamma(Estimator, gamma):
     "params, match",
     [
         ({"solver": "newton"}, "solver must be one of"),
-        ({"kernel": "linear"}, "kernel must be one of"),
+        ({"kernel": "cosine"}, "kernel must be one of"),
         ({"tol": 0.0}, "tol must be a positive number"),
         ({"max_iter": 0}, "max_iter must be a positive integer"),
         ({"max_iter": 2.5}, "max_iter must be a positive integer"),

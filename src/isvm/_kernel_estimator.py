@@ -1,8 +1,11 @@
 """The base class of every kernel classifier in :mod:`isvm.estimators` and :mod:`isvm.baselines`.
 
 :class:`KernelClassifier` holds what they share, so that it is written once: the kernel
-(the paper's Gaussian kernel ``exp(-gamma ||x - x'||^2 / n_features)``, ``kernel="rbf"``,
-or a kernel matrix passed as X, ``kernel="precomputed"``), the parameter checks, the
+(the paper's Gaussian kernel ``exp(-gamma ||x - x'||^2 / n_features)``, ``kernel="rbf"``;
+``"linear"``, ``"poly"``, ``"sigmoid"`` or a callable, built by
+:func:`isvm.kernels.kernel_matrix`, whose gamma is per feature like the rbf's: ours =
+SVC's gamma x n_features; or a kernel matrix passed as X, ``kernel="precomputed"``), the
+parameter checks, the
 validation at fit time (labels, seed), the test kernel, ``decision_function`` and
 ``predict`` from ``class_scores``, and the pairwise tag that makes scikit-learn slice a
 precomputed kernel. Not public; imported only by those two modules, so ``import isvm``
@@ -20,17 +23,18 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from isvm.kernels import rbf_kernel
+from isvm.kernels import GAMMA_CONVENTION, GAMMA_KERNELS, KERNELS, kernel_matrix
 
-KERNELS = ("rbf", "precomputed")
+__all__ = ["KERNELS", "KernelClassifier"]
 
 
 class KernelClassifier(ClassifierMixin, BaseEstimator):
     """Kernel handling, checks, validation and prediction shared by the kernel classifiers.
 
-    A subclass stores ``kernel``, ``gamma`` and ``random_state`` (and whatever it checks)
-    in its ``__init__`` and defines ``fit``; ``decision_function`` and ``predict`` work
-    once it defines ``class_scores`` (n_samples, n_classes), or it overrides them.
+    A subclass stores ``kernel``, ``gamma``, ``degree``, ``coef0`` and ``random_state``
+    (and whatever it checks) in its ``__init__`` and defines ``fit``;
+    ``decision_function`` and ``predict`` work once it defines ``class_scores``
+    (n_samples, n_classes), or it overrides them.
     """
 
     # ------------------------------------------------------------ parameter checks
@@ -54,11 +58,29 @@ class KernelClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"max_iter must be a positive integer{suffix}, got {self.max_iter!r}")
 
     def _check_kernel(self) -> None:
-        """Raise unless ``kernel`` is known and, for "rbf", ``gamma`` is positive."""
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if self.kernel == "rbf":
-            self._check_positive("gamma")
+        """Raise unless ``kernel`` is known or callable and its parameters are valid.
+
+        ``gamma`` must be positive for the kernels that use it (the message states the
+        per-feature convention), ``degree`` a non-negative integer for "poly", ``coef0``
+        a finite number for "poly" and "sigmoid".
+        """
+        kernel = self.kernel
+        if callable(kernel):
+            return
+        if not isinstance(kernel, str) or kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
+        if kernel in GAMMA_KERNELS:
+            gamma = self.gamma
+            if not isinstance(gamma, numbers.Real) or not 0 < gamma < np.inf:
+                raise ValueError(
+                    f"gamma must be a positive number, got {gamma!r} ({GAMMA_CONVENTION})"
+                )
+        if kernel == "poly" and (not isinstance(self.degree, numbers.Integral) or self.degree < 0):
+            raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
+        if kernel in ("poly", "sigmoid") and (
+            not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0)
+        ):
+            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}")
 
     # ------------------------------------------------------------ fit and kernels
 
@@ -67,9 +89,9 @@ class KernelClassifier(ClassifierMixin, BaseEstimator):
     ) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], int]:
         """Validate training data: (X, class indices of y, training kernel, solver seed).
 
-        Sets ``classes_``, ``shape_fit_`` and, for "rbf", ``X_fit_`` (the test kernel's
-        columns). ``binary`` refuses more than two classes. The seed is drawn once from
-        ``random_state``.
+        Sets ``classes_``, ``shape_fit_`` and, unless the kernel is precomputed,
+        ``X_fit_`` (the test kernel's columns). ``binary`` refuses more than two classes.
+        The seed is drawn once from ``random_state``.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         check_classification_targets(y)
@@ -87,7 +109,7 @@ class KernelClassifier(ClassifierMixin, BaseEstimator):
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(f"a precomputed training kernel must be square, got {X.shape}")
         self.shape_fit_ = X.shape
-        if self.kernel == "rbf":
+        if self.kernel != "precomputed":
             self.X_fit_ = X
         seed = int(check_random_state(self.random_state).randint(0, 2**31 - 1))
         return X, y_idx.astype(np.int64), self._kernel(X, fitted=False), seed
@@ -102,9 +124,14 @@ class KernelClassifier(ClassifierMixin, BaseEstimator):
                     f"got {X.shape[1]}"
                 )
             return np.ascontiguousarray(X, dtype=np.float64)
-        if fitted:
-            return rbf_kernel(X, self.X_fit_, gamma=self.gamma)
-        return rbf_kernel(X, gamma=self.gamma)
+        return kernel_matrix(
+            X,
+            self.X_fit_ if fitted else None,
+            kernel=self.kernel,
+            gamma=self.gamma,
+            degree=self.degree,
+            coef0=self.coef0,
+        )
 
     def _test_kernel(self, X: ArrayLike) -> NDArray[np.float64]:
         """Validated test kernel (n_samples, n_train) of a fitted estimator."""
@@ -128,5 +155,5 @@ class KernelClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.pairwise = isinstance(self.kernel, str) and self.kernel == "precomputed"
         return tags

@@ -11,11 +11,12 @@
 
 The kernels are those of :mod:`isvm.estimators`, from the same base class
 (:mod:`isvm._kernel_estimator`): the paper's Gaussian kernel
-``exp(-gamma ||x - x'||^2 / n_features)`` (``kernel="rbf"``) or a kernel matrix passed
-as X (``kernel="precomputed"``). The training loops are compiled with numba and draw
-their visiting order from ``random_state`` through the solvers' explicit generator, so
-a fit is reproducible from its seed. docs/methods.md (section "Baselines") gives the
-formulations and the gaps in the B-SVM source.
+``exp(-gamma ||x - x'||^2 / n_features)`` (``kernel="rbf"``; ours = SVC's gamma x
+n_features), ``"linear"``, ``"poly"``, ``"sigmoid"``, a callable (:mod:`isvm.kernels`),
+or a kernel matrix passed as X (``kernel="precomputed"``). The training loops are
+compiled with numba and draw their visiting order from ``random_state`` through the
+solvers' explicit generator, so a fit is reproducible from its seed. docs/methods.md
+(section "Baselines") gives the formulations and the gaps in the B-SVM source.
 """
 
 from __future__ import annotations
@@ -121,8 +122,10 @@ class KernelPerceptron(KernelClassifier):
 
     Parameters
     ----------
-    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``.
-    kernel : "rbf", or "precomputed" to pass kernel matrices as X.
+    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)`` (per feature:
+        ours = SVC's gamma x n_features; the same for "poly" and "sigmoid").
+    kernel : "rbf", "linear", "poly", "sigmoid", a callable, or "precomputed" to pass
+        kernel matrices as X (:mod:`isvm.kernels`); ``degree`` and ``coef0`` as in SVC.
     max_iter : cap on the epochs; if a mistake remains after it, the fit warns
         (ConvergenceWarning) and keeps the last weights (not separated within the cap).
     random_state : seed (or RandomState) for the visiting order.
@@ -133,11 +136,15 @@ class KernelPerceptron(KernelClassifier):
     n_updates_ (mistakes in all), converged_ (an epoch without mistakes was reached).
     """
 
-    def __init__(self, gamma=5.0, kernel="rbf", max_iter=1000, random_state=None):
+    def __init__(
+        self, gamma=5.0, kernel="rbf", max_iter=1000, random_state=None, degree=3, coef0=0.0
+    ):
         self.gamma = gamma
         self.kernel = kernel
         self.max_iter = max_iter
         self.random_state = random_state
+        self.degree = degree
+        self.coef0 = coef0
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> KernelPerceptron:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
@@ -289,8 +296,10 @@ class BandedSVC(KernelClassifier):
     C_high : weight of the upper hinge (``beta``'s box), >= 0; 0 disables the band.
     band_low, band_high : the band, ``0 < band_low <= band_high`` (``band_high`` may be
         ``inf``).
-    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``.
-    kernel : "rbf", or "precomputed" to pass kernel matrices as X.
+    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)`` (per feature:
+        ours = SVC's gamma x n_features; the same for "poly" and "sigmoid").
+    kernel : "rbf", "linear", "poly", "sigmoid", a callable, or "precomputed" to pass
+        kernel matrices as X (:mod:`isvm.kernels`); ``degree`` and ``coef0`` as in SVC.
     tol : stopping tolerance on the projected gradient.
     max_iter : cap on the epochs; stopping at it warns (ConvergenceWarning).
     random_state : seed (or RandomState) for the visiting order.
@@ -313,6 +322,8 @@ class BandedSVC(KernelClassifier):
         tol=1e-3,
         max_iter=10_000,
         random_state=None,
+        degree=3,
+        coef0=0.0,
     ):
         self.C = C
         self.C_high = C_high
@@ -323,6 +334,8 @@ class BandedSVC(KernelClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.degree = degree
+        self.coef0 = coef0
 
     def _check_params(self) -> None:
         self._check_kernel()

@@ -105,13 +105,19 @@ class InhibitorySVC(_BiasFreeMulticlassSVC):
     Parameters
     ----------
     C : box constraint of the dual, > 0.
-    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``.
-    kernel : "rbf", or "precomputed" to pass kernel matrices as X.
+    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``, per feature as
+        in the paper: ours = scikit-learn SVC's gamma x n_features (``SVC(gamma=0.1)`` on
+        13 features is ``gamma=1.3``); the same convention for "poly" and "sigmoid".
+    kernel : "rbf" (the paper's), "linear", "poly", "sigmoid", a callable
+        ``kernel(X, Y) -> (n_X, n_Y)``, or "precomputed" to pass kernel matrices as X;
+        the formulas are in :mod:`isvm.kernels`.
     solver : "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2),
         "mu" (the multiplicative update of Cristianini et al., exact but slow).
     tol : stopping tolerance on the KKT violation.
     max_iter : iteration cap (cd: epochs; smo/sgd/mu: steps); None for the solver default.
     random_state : seed (or RandomState) for the solver's visiting order.
+    degree : degree of the "poly" kernel ``(gamma <x, x'> / n_features + coef0) ** degree``.
+    coef0 : constant term of the "poly" and "sigmoid" kernels.
     """
 
     _method = "isvm"
@@ -125,6 +131,8 @@ class InhibitorySVC(_BiasFreeMulticlassSVC):
         tol=1e-3,
         max_iter=None,
         random_state=None,
+        degree=3,
+        coef0=0.0,
     ):
         self.C = C
         self.gamma = gamma
@@ -133,6 +141,8 @@ class InhibitorySVC(_BiasFreeMulticlassSVC):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.degree = degree
+        self.coef0 = coef0
 
 
 class OneVsAllSVC(InhibitorySVC):
@@ -221,6 +231,8 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
         max_iter=None,
         random_state=None,
         ww_kernel="full",
+        degree=3,
+        coef0=0.0,
     ):
         self.C = C
         self.gamma = gamma
@@ -230,6 +242,8 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
         self.max_iter = max_iter
         self.random_state = random_state
         self.ww_kernel = ww_kernel
+        self.degree = degree
+        self.coef0 = coef0
 
     def _formulation_name(self) -> str:
         if self.ww_kernel not in ("full", "paper"):
@@ -272,6 +286,8 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
         tol=1e-3,
         max_iter=None,
         random_state=None,
+        degree=3,
+        coef0=0.0,
     ):
         self.C = C
         self.gamma = gamma
@@ -280,6 +296,8 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.degree = degree
+        self.coef0 = coef0
 
     def _check_solver(self) -> None:
         if self.solver != CS_SOLVER:
