@@ -2,8 +2,9 @@
 
 ``from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC,
 LeeLinWahbaSVC, ScatterSVC`` for the scikit-learn estimators (``KernelPerceptron``,
-``BandedSVC`` and ``one_vs_one`` for the baselines); :mod:`isvm.loo` for exact fast
-leave-one-out grids.
+``BandedSVC`` and ``one_vs_one`` for the baselines); ``LOOSearchCV`` for exact
+leave-one-out model selection with scikit-learn's search API; :mod:`isvm.loo` for exact
+fast leave-one-out grids.
 Names are imported on first use: ``import isvm`` (and ``python -m isvm ... --help``)
 does not load scikit-learn or numba.
 """
@@ -23,6 +24,7 @@ _EXPORTS = {
     "one_vs_one": "isvm.baselines",
     "KernelPerceptron": "isvm.baselines",
     "BandedSVC": "isvm.baselines",
+    "LOOSearchCV": "isvm.search",
 }
 __all__ = [*sorted(_EXPORTS), "__version__"]
 

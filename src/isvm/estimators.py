@@ -38,6 +38,10 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
     def _formulation_name(self) -> str:
         return self._method
 
+    def _loo_method(self) -> str:
+        """This estimator's name in :data:`isvm.loo.LOO_METHODS` (its kernel="rbf" LOO)."""
+        return self._formulation_name()
+
     def _check_params(self) -> None:
         self._check_positive("C")
         self._check_kernel()
@@ -298,6 +302,9 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
         self.random_state = random_state
         self.degree = degree
         self.coef0 = coef0
+
+    def _loo_method(self) -> str:
+        return "cs"
 
     def _check_solver(self) -> None:
         if self.solver != CS_SOLVER:
