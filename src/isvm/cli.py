@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "consistency": ("isvm.experiment.consistency", "Bayes-consistency Monte Carlo (Table 5)"),
     "figures": ("isvm.experiment.figures", "draw the study's figures"),
     "cost": ("isvm.experiment.cost", "estimate a study config's core-hours from timed samples"),
+    "select": ("isvm.select", "pick (gamma, C) for your own CSV data by exact leave-one-out"),
 }
 
 
