@@ -100,6 +100,14 @@ def _check_grid(estimator: BaseEstimator, param_grid: Any) -> list[dict[str, Any
     return candidates
 
 
+def _check_candidate(estimator: BaseEstimator) -> None:
+    """Our estimators' own parameter checks (kernel, C, tol, ...), so that a bad value in
+    the grid fails before any fit; other estimators check theirs when fitted."""
+    if isinstance(estimator, KernelClassifier):
+        check = getattr(estimator, "_check_params", estimator._check_kernel)
+        check()
+
+
 def _masked_params(candidates: Sequence[Mapping[str, Any]]) -> dict[str, np.ma.MaskedArray]:
     """``param_<name>`` arrays as scikit-learn builds them: masked where a candidate lacks it."""
     names = sorted({name for params in candidates for name in params})
@@ -248,6 +256,8 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 f"LOOSearchCV needs samples of at least 2 classes, got only class {classes[0]}"
             )
         estimators = [clone(self.estimator).set_params(**params) for params in candidates]
+        for est in estimators:
+            _check_candidate(est)
         routes = [_route(est) for est in estimators]
         if any(r is not None for r in routes) and counts.min() < 2:
             warnings.warn(
