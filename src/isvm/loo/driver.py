@@ -44,7 +44,9 @@ they stand (the dual has no equality constraint):
    only its kernel neighbours), the grid point runs in cd mode: no active-set
    finish, the full fit solved to ``settings.cd_full_tol_factor`` x tol, the folds
    by cd alone; a cd-mode grid point whose folds average more than
-   ``settings.cd_max_mean_epochs`` epochs hands the next one back to the active set.
+   ``settings.cd_max_mean_epochs`` epochs hands the next one back to the active set,
+   and one whose C jumped (``settings.cd_recheck_ratio``: the path's start) is
+   handed back beforehand if a sample of its folds averages more.
    Counts, not timings, decide, so a run is reproducible to the iteration.
 
 The class set is that of ``y`` (or ``0..n_classes-1`` when given): a fold keeps
@@ -123,12 +125,17 @@ def _path_start(alpha: NDArray, C: float, C_prev: float) -> NDArray:
 
 
 class _Probe:
-    """Whether a grid point's folds are cheap for cd alone (:func:`isvm.loo.folds.probe_folds`).
+    """What a grid point's folds cost by cd alone (:func:`isvm.loo.folds.probe_folds`).
 
     A few evenly spaced folds are solved by cd from the full solution without their
-    point, each within ``settings.probe_epochs`` epochs; all of them certified means
-    the kernel is local enough (z-scored features: nearly diagonal) that the
-    active-set finish and its factorisation would cost more than they save.
+    point. :meth:`cheap` (to enter cd mode): each certified within
+    ``settings.probe_epochs`` epochs, so the kernel is local enough (z-scored
+    features: nearly diagonal) that the active-set finish and its factorisation would
+    cost more than they save. :meth:`still_cheap` (to stay in it, checked before a
+    cd-mode grid point's N folds where C jumped by more than
+    ``settings.cd_recheck_ratio``): their mean epochs, each fold's capped at twice
+    ``settings.cd_max_mean_epochs``, within it: the rule by which a grid point's folds
+    hand the next one back, applied to the sample beforehand.
     """
 
     def __init__(self, prob, blocks, cert, seeds, C, tol, settings: LooSettings) -> None:
@@ -137,16 +144,23 @@ class _Probe:
         self.points = np.unique(np.linspace(0, n - 1, count).round().astype(np.int64))
         self.args = (prob, blocks, cert)
         self.seeds, self.C, self.tol = seeds, float(C), float(tol)
-        self.budget = settings.probe_epochs
+        self.settings = settings
+
+    def _run(self, full, budget: int) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+        return probe_folds(*self.args, full, self.points, self.seeds, self.C, self.tol, budget)
 
     def cheap(self, full) -> bool:
-        if self.points.shape[0] == 0 or self.budget <= 0:
+        budget = self.settings.probe_epochs
+        if self.points.shape[0] == 0 or budget <= 0:
             return False
-        with threadpool_limits(limits=1):
-            proved = probe_folds(
-                *self.args, full, self.points, self.seeds, self.C, self.tol, self.budget
-            )
-        return bool(proved.all())
+        return bool(self._run(full, budget)[0].all())
+
+    def still_cheap(self, full) -> bool:
+        mean_max = self.settings.cd_max_mean_epochs
+        if self.points.shape[0] == 0 or self.settings.probe_epochs <= 0:
+            return False
+        # an uncertified probe fold counts with the whole budget it used
+        return bool(self._run(full, max(1, int(2 * mean_max)))[1].mean() <= mean_max)
 
 
 class _Backoff:
@@ -237,6 +251,8 @@ def loo_grid(
     # BLAS on one thread: a multi-threaded factorisation rounds differently with the
     # thread count, which moved iteration and uncertified-fold counts (never a
     # prediction) between runs with different `threads`; the folds are the parallel part.
+    # (Set once here: entering threadpool_limits costs about 1 ms, per grid point a
+    # tenth of an Ns = 50 job.)
     blas_limit = threadpool_limits(limits=1)
     try:
         for gamma in gammas:
@@ -253,6 +269,7 @@ def loo_grid(
                 np.zeros(n, dtype=np.bool_),
             )
             cd_mode = False  # the folds are cheap for cd alone: no active-set finish
+            probed = False  # cd mode was chosen by a probe (not forced by a failed finish)
             backoff = _Backoff()
             for t, C in enumerate(Cs):
                 start = time.perf_counter()
@@ -278,9 +295,18 @@ def loo_grid(
                 )
                 if active and first:
                     if probe.cheap(state.dual):
-                        active, cd_mode = False, True
+                        active, cd_mode, probed = False, True, True
                     else:
                         backoff.failed(t)
+                elif (
+                    cd_mode and probed and C > settings.cd_recheck_ratio * C_prev
+                    and not probe.still_cheap(state.dual)
+                ):  # fmt: skip
+                    # after a jump in C the last grid point's counts are stale (at the
+                    # path's first C every multiplier sits at its bound and any probe
+                    # passes, whatever the kernel): a sample of folds first
+                    active, cd_mode = active_set, False
+                    backoff.failed(t)
                 optimum = None
                 if active:
                     optimum = exact_full_fit(
@@ -289,7 +315,7 @@ def loo_grid(
                     )  # fmt: skip
                     # no exact optimum (too many free variables, or the sets never
                     # settled): the folds run cd, and so does the next grid point
-                    cd_mode = optimum is None
+                    cd_mode, probed = optimum is None, False
                 # the full statuses the folds' statuses at the previous C go with
                 base = np.zeros(0, np.int8) if previous is None else previous.status
                 previous = optimum
@@ -298,7 +324,7 @@ def loo_grid(
                     full_epochs, full_conv = full_epochs + optimum.iterations, True
                     if not first and backoff.due(t):
                         if probe.cheap(state.dual):
-                            cd_mode = True
+                            cd_mode, probed = True, True
                         else:
                             backoff.failed(t)
                 elif pre_tol > full_tol:
@@ -310,8 +336,7 @@ def loo_grid(
                 step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
                 fac = optimum.factor(var_id) if optimum is not None and not cd_mode else NO_FACTOR
                 out = FoldOutput.empty(n)
-                with threadpool_limits(limits=1):  # BLAS inside parallel folds: one thread
-                    fit_folds(prob, blocks, cert, step, state.dual, fac, store, cfg, out)
+                fit_folds(prob, blocks, cert, step, state.dual, fac, store, cfg, out)
                 if cd_mode and out.epochs.mean() > settings.cd_max_mean_epochs:
                     cd_mode = False  # cd alone got expensive: the active set again
                     backoff.failed(t)

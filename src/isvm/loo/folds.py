@@ -101,11 +101,12 @@ def _without_point(p, prob, full, out):
 
 @njit(cache=True)
 def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
-    """Whether cd certifies each fold of ``points`` within ``budget`` epochs from the
-    full solution without the point: the engine's test of whether a grid point's folds
-    are cheap for cd alone (near-diagonal kernels), so the active-set finish is not needed.
+    """(certified, epochs) of cd on each fold of ``points`` from the full solution
+    without the point, within ``budget`` epochs: the engine's sample of what a grid
+    point's folds cost by cd alone (near-diagonal kernels need no active-set finish).
     """
     certified = np.zeros(points.shape[0], dtype=np.bool_)
+    epochs = np.zeros(points.shape[0], dtype=np.int64)
     for k in range(points.shape[0]):  # a few folds: serial (a parfor compiles slowly)
         p = np.int64(points[k])
         fold, fp = _fold_problem(p, prob)
@@ -114,8 +115,10 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
         _without_point(p, prob, full, dual)
         fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
         state = _core.rng_state(seeds[p])
-        certified[k] = _fold_solve(fold, fold_blocks, C, dual, tol, budget, state, target)[3]
-    return certified
+        result = _fold_solve(fold, fold_blocks, C, dual, tol, budget, state, target)
+        epochs[k] = result[0]
+        certified[k] = result[3]
+    return certified, epochs
 
 
 @njit(cache=True)

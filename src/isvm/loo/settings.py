@@ -74,6 +74,10 @@ class LooSettings:
     #: in cd mode, a grid point whose folds took more epochs than this on average
     #: hands the next one back to the active set
     cd_max_mean_epochs: float = 4.0
+    #: in cd mode, a grid point whose C exceeds the previous one's by more than this
+    #: factor samples its folds' cost first (:meth:`isvm.loo.driver._Probe.still_cheap`):
+    #: the previous grid point's counts say little about it
+    cd_recheck_ratio: float = 1.5
     #: without the active-set finish the full fit is solved to this fraction of tol
     #: (one solve), so that the folds' cd starts with only local violations (N solves)
     cd_full_tol_factor: float = 0.01
