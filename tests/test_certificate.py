@@ -152,14 +152,35 @@ def test_engine_matches_refits_on_zscored_data_with_duplicates(name, method):
 
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 @pytest.mark.parametrize("scaling", ["zscore", "minmax"])
-def test_cd_mode_and_active_set_mode_agree(method, scaling):
+def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
     """The engine's choice between cd alone and the active-set finish (probed per grid
-    point) never changes a prediction: both against the plain cd engine."""
+    point) never changes a prediction: both against the plain cd engine. At C = 0.1
+    every multiplier is at its bound and the probe passes; the jump to 0.6 is
+    sampled again before its folds run (the recheck this checks is taken)."""
+    from isvm.loo import driver
+
+    entered, rechecked = [], []
+    cheap, still_cheap = driver._Probe.cheap, driver._Probe.still_cheap
+
+    def spy_cheap(self, full):
+        result = cheap(self, full)
+        if result:
+            entered.append(self.C)
+        return result
+
+    def spy_still(self, full):
+        rechecked.append(self.C)
+        return still_cheap(self, full)
+
+    monkeypatch.setattr(driver._Probe, "cheap", spy_cheap)
+    monkeypatch.setattr(driver._Probe, "still_cheap", spy_still)
     data = load_dataset("vehicle", source="bundled", scaling=scaling)
     idx = rng(12, "test-certificate", "vehicle").choice(data.y.shape[0], 40, replace=False)
     X, y = data.X[idx], data.y[idx]
     Cs = [0.1, 0.6, 10.1, 10.6]
     fa, pa = loo_grid(X, y, method, [5.0], Cs, return_predictions=True)
+    assert (0.6 in rechecked) == (0.1 in entered)  # cd mode at 0.1: sampled at 0.6
+    assert 10.6 not in rechecked  # C grew by less than cd_recheck_ratio
     fc, pc = loo_grid(X, y, method, [5.0], Cs, return_predictions=True, active_set=False)
     _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
     assert ((pa != ref) <= (gap < NEAR_TIE)).all()
