@@ -1,7 +1,9 @@
-"""The package's lazy exports: light imports, every exported name resolves."""
+"""The package's lazy exports (light imports, every exported name resolves) and its metadata."""
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +28,16 @@ def test_every_export_resolves_and_is_listed(package):
         assert name in dir(package)
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         getattr(package, "no_such_name")  # noqa: B009
+
+
+def test_version_is_pyprojects_and_citation_and_changelog_name_it():
+    """One version (pyproject.toml); CITATION.cff and the CHANGELOG's latest entry agree."""
+    root = Path(__file__).resolve().parents[1]
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    declared = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    assert isvm.__version__ == declared
+    citation = (root / "CITATION.cff").read_text(encoding="utf-8")
+    assert re.search(r"^version: (\S+)$", citation, re.MULTILINE).group(1) == declared
+    changelog = (root / "CHANGELOG.md").read_text(encoding="utf-8")
+    released = re.findall(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    assert [v for v in released if v != "Unreleased"][0] == declared

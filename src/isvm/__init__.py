@@ -11,9 +11,14 @@ does not load scikit-learn or numba.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
+
 from isvm._lazy import lazy_exports
 
-__version__ = "0.1.0"
+try:  # the one place of the version is pyproject.toml
+    __version__ = version("isvm")
+except PackageNotFoundError:  # a source tree on PYTHONPATH, not installed
+    __version__ = "0+unknown"
 _EXPORTS = {
     "CrammerSingerSVC": "isvm.estimators",
     "InhibitorySVC": "isvm.estimators",
