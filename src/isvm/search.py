@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import get_scorer
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
@@ -218,7 +219,9 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     only one of its class still has L classes), where a refit on the fold's points has
     L - 1: with a class of one sample the two can differ at that point; ``fit`` warns.
     The engine's folds are exact for the estimator's problem whatever its ``solver``;
-    a refit at a loose ``tol`` can differ from the exact optimum at near-ties.
+    a refit at a loose ``tol`` can differ from the exact optimum at near-ties. X is
+    validated into a numeric array (no NaN) before anything else, also for estimators
+    served by refitting.
     """
 
     def __init__(
@@ -275,7 +278,6 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         threads = _threads(self.n_jobs)
         kernels: dict = {}  # rbf kernels per gamma, shared by every engine call
         for group in _groups(estimators, routes):
-            first = estimators[group[0]]
             method = routes[group[0]]
             if method is None:
                 for k in group:
@@ -283,26 +285,14 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     uncertified[k] = n
                     progress("refit", candidates[k])
                 continue
-            by_gamma: dict[float, list[int]] = {}
-            for k in group:
-                by_gamma.setdefault(float(estimators[k].gamma), []).append(k)
-            for gamma, members in by_gamma.items():
-                Cs = sorted({float(estimators[k].C) for k in members})
-                at_C = {C: [k for k in members if float(estimators[k].C) == C] for C in Cs}
 
-                def done(count: int, _total: int, Cs=Cs, at_C=at_C, route=method) -> None:
-                    for k in at_C[Cs[count - 1]]:
-                        progress(_route_name(route), candidates[k])
+            def report(k: int, route: str = _route_name(method)) -> None:
+                progress(route, candidates[k])
 
-                frame, grid_preds = _loo_path(
-                    first, method, X, y, gamma, Cs, threads, kernels, done
-                )
-                for i, C in enumerate(frame["C"].to_numpy()):
-                    for k in at_C[float(C)]:
-                        preds[k] = grid_preds[i]
-                        seconds[k] = frame["seconds"].iat[i]
-                        uncertified[k] = frame["n_uncertified"].iat[i]
-                        capped[k] = frame["n_capped"].iat[i]
+            served = _served_path(group, estimators, method, X, y, threads, kernels, report)
+            for k, pred, row in served:
+                preds[k] = pred
+                seconds[k], uncertified[k], capped[k] = row
         self._store(candidates, routes, y, preds, seconds, uncertified, capped)
         if self.refit:
             start = time.perf_counter()
@@ -341,7 +331,7 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.best_score_ = float(means[self.best_index_])
         self.n_splits_ = n
         self.multimetric_ = False
-        self.scorer_ = "accuracy"
+        self.scorer_ = get_scorer("accuracy")
 
     # ------------------------------------------------------------------ the paper's view
 
@@ -433,6 +423,30 @@ def _groups(estimators: Sequence[BaseEstimator], routes: Sequence[str | None]) -
         fixed = {name: v for name, v in est.get_params().items() if name not in PATH_PARAMS}
         groups.setdefault(f"{route}|{sorted(fixed.items())!r}", []).append(k)
     return list(groups.values())
+
+
+def _served_path(group, estimators, method, X, y, threads, kernels, report):
+    """Yield ``(candidate, LOO predictions, (seconds, uncertified, capped))`` for a group of
+    candidates that differ only in C and gamma: one C path per gamma through
+    :func:`_loo_path`; ``report(candidate)`` as each grid point is done."""
+    by_gamma: dict[float, list[int]] = {}
+    for k in group:
+        by_gamma.setdefault(float(estimators[k].gamma), []).append(k)
+    for gamma, members in by_gamma.items():
+        Cs = sorted({float(estimators[k].C) for k in members})
+        at_C = {C: [k for k in members if float(estimators[k].C) == C] for C in Cs}
+
+        def done(count: int, _total: int, Cs=Cs, at_C=at_C) -> None:
+            for k in at_C[Cs[count - 1]]:
+                report(k)
+
+        first = estimators[members[0]]
+        frame, preds = _loo_path(first, method, X, y, gamma, Cs, threads, kernels, done)
+        columns = frame[["seconds", "n_uncertified", "n_capped"]].to_numpy()
+        for i, C in enumerate(frame["C"].to_numpy()):
+            for k in at_C[float(C)]:
+                seconds, uncertified, capped = columns[i]
+                yield k, preds[i], (float(seconds), int(uncertified), int(capped))
 
 
 def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress):
