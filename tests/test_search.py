@@ -34,7 +34,7 @@ from isvm import (
     one_vs_one,
 )
 
-TIGHT = {"tol": 1e-8, "random_state": 0}
+TIGHT = {"tol": 1e-8, "random_state": 0}  # refits as exact as the engine (refit routes: any tol)
 GRID = {"C": [0.3, 3.0], "gamma": [2.0, 8.0]}
 
 #: (estimator, grid, route of every candidate): one per method of isvm.loo.LOO_METHODS
@@ -48,12 +48,12 @@ METHODS = {
     "cs": (CrammerSingerSVC(**TIGHT), GRID, "refit:cs"),
     "perceptron": (KernelPerceptron(random_state=0), {"gamma": [2.0, 8.0]}, "refit"),
     "ovo": (
-        one_vs_one(OneVsAllSVC(**TIGHT)),
+        one_vs_one(OneVsAllSVC(random_state=0)),
         {"estimator__C": [0.3, 3.0], "estimator__gamma": [8.0]},
         "refit",
     ),
     "bsvm": (
-        OneVsRestClassifier(BandedSVC(**TIGHT)),
+        OneVsRestClassifier(BandedSVC(random_state=0)),
         {"estimator__C": [0.3, 3.0], "estimator__gamma": [8.0]},
         "refit",
     ),
@@ -111,7 +111,7 @@ def test_equals_gridsearch_loo_for_every_method(name):
     ids=["wine-isvm", "iris-ww"],
 )
 def test_equals_gridsearch_loo_on_real_data(loader, estimator):
-    X, y = _real(loader, 45, seed=1)
+    X, y = _real(loader, 36, seed=1)
     grid = {"C": [0.1, 1.0, 10.0], "gamma": [1.0, 10.0]}
     ours = LOOSearchCV(estimator, grid).fit(X, y)
     ref = GridSearchCV(estimator, grid, cv=LeaveOneOut()).fit(X, y)
@@ -245,7 +245,9 @@ def test_a_single_sample_class_warns():
         LOOSearchCV(InhibitorySVC(), {"C": [1.0]}).fit(X, y)
 
 
-@parametrize_with_checks([LOOSearchCV(InhibitorySVC(random_state=0), {"C": [0.5, 2.0]})])
+@parametrize_with_checks(
+    [LOOSearchCV(InhibitorySVC(gamma=20.0, random_state=0), {"C": [0.5, 2.0]})]
+)
 def test_sklearn_meta_estimator_checks(estimator, check):
     """scikit-learn's checks, as they apply to a search over a classifier (array API
     skipped by scikit-learn without SCIPY_ARRAY_API). The inner estimator is seeded:

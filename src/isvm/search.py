@@ -256,7 +256,7 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         classes, counts = np.unique(y, return_counts=True)
         if classes.shape[0] < 2:
             raise ValueError(
-                f"LOOSearchCV needs samples of at least 2 classes, got only class {classes[0]}"
+                f"LOOSearchCV needs samples of at least 2 classes, got 1 class ({classes[0]})"
             )
         estimators = [clone(self.estimator).set_params(**params) for params in candidates]
         for est in estimators:
