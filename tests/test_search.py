@@ -33,6 +33,7 @@ from isvm import (
     WestonWatkinsSVC,
     one_vs_one,
 )
+from isvm.kernels import rbf_kernel
 
 TIGHT = {"tol": 1e-8, "random_state": 0}  # refits as exact as the engine (refit routes: any tol)
 GRID = {"C": [0.3, 3.0], "gamma": [2.0, 8.0]}
@@ -134,6 +135,20 @@ def test_other_parameters_are_an_outer_loop_and_kernels_mix_routes():
     assert_same_search(ours, ref)
     for key in ("param_C", "param_kernel", "param_gamma"):
         np.testing.assert_array_equal(ours.cv_results_[key].mask, ref.cv_results_[key].mask)
+
+
+def test_a_precomputed_kernel_is_refit_on_its_slices():
+    X, y = _small(seed=4)
+    K = rbf_kernel(X, gamma=4.0)
+    est = InhibitorySVC(kernel="precomputed", **TIGHT)
+    ours = LOOSearchCV(est, {"C": [0.3, 3.0]}).fit(K, y)
+    ref = GridSearchCV(est, {"C": [0.3, 3.0]}, cv=LeaveOneOut()).fit(K, y)
+    assert list(ours.cv_results_["loo_route"]) == ["refit", "refit"]
+    assert_same_search(ours, ref)
+    engine = LOOSearchCV(InhibitorySVC(gamma=4.0, **TIGHT), {"C": [0.3, 3.0]}).fit(X, y)
+    np.testing.assert_array_equal(
+        engine.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"]
+    )
 
 
 def test_ties_go_to_the_first_candidate_in_params_order():
