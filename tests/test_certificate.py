@@ -122,9 +122,14 @@ def test_suboptimality_bounds_the_dual_gap_to_the_optimum(method, C):
         a = alpha[var_i, var_j]
         Q = dual_matrix(K, coding)[np.ix_(coding.var_mask.ravel(), coding.var_mask.ravel())]
         d = a.sum() - 0.5 * a @ Q @ a
-        bound, _ = suboptimality(prob, alpha, C, s.S, s.ssum, target, 0.0)
+        bound, _ = suboptimality(prob, alpha, C, s.S, s.ssum, target, 0.0, np.inf)
         plain = Target(0, np.eye(3), 1.0, 0.0, *target[4:])
-        gap, _ = suboptimality(prob, alpha, C, s.S, s.ssum, plain, 0.0)
+        gap, _ = suboptimality(prob, alpha, C, s.S, s.ssum, plain, 0.0, np.inf)
+        # lazily (models spent largest gap first, until decided): the same verdict
+        for need in (0.5 * bound, 0.999 * bound, 1.001 * bound, 0.5 * (bound + gap), gap):
+            lazy, _ = suboptimality(prob, alpha, C, s.S, s.ssum, target, 0.0, need)
+            assert lazy >= bound - 1e-12
+            assert (lazy < need) == (bound < need)
         assert bound >= d_star - d - 1e-8 * max(1.0, abs(d_star))
         assert bound <= gap + 1e-12
     # somewhere off the optimum the model beats the gap (the point of it)

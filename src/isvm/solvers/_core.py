@@ -322,7 +322,7 @@ def _block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp):
 
 
 @njit(cache=True)
-def suboptimality(prob, alpha, C, S, ssum, target, tau):
+def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     """(bound on ``D* - D(alpha)``, max KKT violation) over ``prob``'s variables.
 
     ``D* - D(alpha) >= ||w - w*||^2 / 2`` (the dual is a concave quadratic whose
@@ -343,7 +343,12 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     The model costs O(L) per point where ``sigma >= 0`` (1-vs-all, Weston-Watkins:
     ``I + sigma w w' >= I``, so the separable ``sigma = 0`` model bounds it) and a sort
     of 2L breakpoints where ``sigma < 0`` (ISVM, LLW, Scatter); it is evaluated only
-    for points whose gap terms exceed ``tau`` (the others keep them).
+    for points whose gap terms exceed ``tau`` (the others keep them). With a finite
+    ``need`` (what :func:`certify` can afford), the models are spent lazily, largest
+    gap first, only until the bound is below ``need`` or cannot get there even if
+    every remaining model were 0: the bound returned may then be looser, but it is
+    below ``need`` exactly when the full one is (the same certificate, for a
+    fraction of the models: each is a sort of 2L breakpoints for ISVM).
     """
     K, var_i, var_j, cols, vals, c = prob
     lam, group, mixed = target.floor, target.group, target.group_mixed
@@ -359,6 +364,11 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     member = np.full(n_groups, -1, dtype=np.int64)  # a fold point of each group
     seen = np.zeros(K.shape[0] if use_model else 0, dtype=np.bool_)
     g, a0, w, d, sw, bp = block_scratch(n_classes)
+    lazy = use_model and need < np.inf
+    n_cand = 0  # lazy: points whose models are deferred (first variable, count, gap)
+    cand_v = np.empty(K.shape[0] if lazy else 0, dtype=np.int64)
+    cand_m = np.empty(K.shape[0] if lazy else 0, dtype=np.int64)
+    cand_gap = np.empty(K.shape[0] if lazy else 0)
     total_gap = 0.0
     bound = 0.0
     viol = 0.0
@@ -366,6 +376,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
     v = 0
     while v < n_var:
         i = var_i[v]
+        first = v
         m = 0
         point_gap = 0.0
         while v < n_var and var_i[v] == i:
@@ -408,6 +419,13 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
         if point_gap <= tau:
             bound += point_gap
             continue
+        if lazy:
+            cand_v[n_cand] = first
+            cand_m[n_cand] = m
+            cand_gap[n_cand] = point_gap
+            n_cand += 1
+            bound += point_gap
+            continue
         model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
         bound += min(point_gap, model)
     if not use_model or not ordered:
@@ -434,6 +452,24 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau):
                 m += 1
         model = _block_ascent(g, a0, members * C, lam, model_sigma, w, m, d, sw, bp) + slack
         bound += min(group_gap[gi], model)
+    if n_cand > 0:
+        remaining = 0.0
+        for k in range(n_cand):
+            remaining += cand_gap[k]
+        for k in np.argsort(-cand_gap[:n_cand]):
+            if bound < need or bound - remaining >= need:
+                break  # decided either way: the rest cannot change the verdict
+            v = cand_v[k]
+            m = cand_m[k]
+            i = var_i[v]
+            for q in range(m):
+                j = var_j[v + q]
+                a0[q] = alpha[i, j]
+                g[q] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+                w[q] = block_w[i, j]
+            model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+            bound -= cand_gap[k] - min(cand_gap[k], model)
+            remaining -= cand_gap[k]
     return min(total_gap, bound), viol
 
 
@@ -444,14 +480,15 @@ def prove(prob, alpha, C, S, ssum, target):
     Sums the point's scores afresh (:func:`refresh_point_scores`), then bounds
     ``D* - D(alpha)`` (:func:`suboptimality`), spending the per-point models only
     where a point's gap terms exceed a quarter of what the certificate can afford
-    spread over the points, and certifies (:func:`certify`).
+    spread over the points, and only until the verdict is decided, and certifies
+    (:func:`certify`).
     """
     K, var_i, var_j, cols, vals, c = prob
     p, A, scale = target.point, target.A, target.scale
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
     _, best, second = top_two(p, A, S)
     need = np.inf if scale <= 0.0 else 0.5 * ((best - second) / scale) ** 2
-    bound, viol = suboptimality(prob, alpha, C, S, ssum, target, need / (4.0 * K.shape[0]))
+    bound, viol = suboptimality(prob, alpha, C, S, ssum, target, need / (4.0 * K.shape[0]), need)
     return certify(p, A, S, bound, scale)[1], viol
 
 
