@@ -196,18 +196,25 @@ def test_folds_along_the_c_path_stay_on_the_update_path():
     assert frame.n_uncertified.sum() <= 2
 
 
+@pytest.mark.parametrize("pivoted_above", [None, 0])
 @pytest.mark.parametrize("seed", range(5))
-def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(seed):
+def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(
+    seed, pivoted_above
+):
     """A singular face's minimiser moved along the null space of H: same gradients
     (H x unchanged), inside the box, one variable per null direction at a bound, and
-    the face without them is positive definite."""
+    the face without them is positive definite. The null space from an
+    eigendecomposition or (large faces) a pivoted Cholesky, whose solve is a basic
+    solution of the consistent system."""
     gen = np.random.default_rng(seed)
     n, rank, C = 12, 9, 2.0
     Z = gen.standard_normal((rank, n))
     H = Z.T @ Z  # positive semidefinite, null space of dimension 3
     x = gen.uniform(0.2, 1.8, n)
-    fact = Factorisation(H)
+    fact = Factorisation(H, pivoted_above)
     assert not fact.exact and fact.null.shape[1] == n - rank
+    np.testing.assert_allclose(H @ fact.null, 0.0, atol=1e-10)
+    np.testing.assert_allclose(H @ fact.solve(H @ x), H @ x, atol=1e-9)
     pos, values = pin_null_directions(x, fact.null, C)
     assert pos.shape[0] == n - rank and np.unique(pos).shape[0] == pos.shape[0]
     # the pinned point, recovered as the minimum-norm solution of the remaining face

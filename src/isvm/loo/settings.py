@@ -81,6 +81,9 @@ class LooSettings:
     #: without the active-set finish the full fit is solved to this fraction of tol
     #: (one solve), so that the folds' cd starts with only local violations (N solves)
     cd_full_tol_factor: float = 0.01
+    #: a singular face (no Cholesky factor) larger than this many variables finds its
+    #: null space by a pivoted Cholesky, not an eigendecomposition (25x the cost)
+    pivoted_above: int = 1500
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2
