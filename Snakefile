@@ -1,13 +1,13 @@
 """Re-run of Huerta et al. (2012), "Inhibition in Multiclass Classification", section 9.
 
-data -> subsamples -> LOO grid -> tables -> figures (-> snakemake --report).
+data -> subsamples -> LOO grid -> tables -> figures (-> workflow/report.py).
 Rules live in workflow/rules/*.smk and call the package's CLI (python -m isvm);
 the logic lives in src/isvm. See README.md and docs/workflow.md.
 
     snakemake --workflow-profile workflow/profiles/default               # config/config.yaml
-    snakemake --cores 2 --configfile config/smoke.yaml                   # a few minutes
+    snakemake --cores 2 --configfile config/smoke.yaml                   # about a minute
     snakemake --workflow-profile workflow/profiles/slurm --configfile config/paper.yaml
-    snakemake --report results/report.html                               # after a run
+    python workflow/report.py smoke                                      # HTML report of a run
 """
 
 from pathlib import Path

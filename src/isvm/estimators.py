@@ -277,8 +277,8 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
     Parameters as :class:`InhibitorySVC`, except ``solver``: the only solver is
     ``"bcd"``, the exact per-point block coordinate descent of
     :mod:`isvm.solvers.crammer_singer` (``max_iter`` counts its epochs). The
-    box-constrained solvers ``"cd"``, ``"smo"`` and ``"sgd"`` cannot express the
-    per-point equality constraint and are refused with a ValueError.
+    box-constrained solvers ``"cd"``, ``"smo"``, ``"sgd"`` and ``"mu"`` cannot express
+    the per-point equality constraint and are refused with a ValueError.
     """
 
     def __init__(

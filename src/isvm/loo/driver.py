@@ -1,4 +1,4 @@
-"""Exact leave-one-out accuracy over a (gamma, C) grid: the path driver and the plain reference.
+"""Exact leave-one-out accuracy over a (gamma, C) grid: the path driver (:func:`loo_grid`).
 
 For every grid point the engine fits the full data once and then each held-out
 problem ("fold"). It is exact (every fold's prediction is that of the fold
