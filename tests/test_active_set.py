@@ -198,9 +198,7 @@ def test_folds_along_the_c_path_stay_on_the_update_path():
 
 @pytest.mark.parametrize("pivoted_above", [None, 0])
 @pytest.mark.parametrize("seed", range(5))
-def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(
-    seed, pivoted_above
-):
+def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(seed, pivoted_above):
     """A singular face's minimiser moved along the null space of H: same gradients
     (H x unchanged), inside the box, one variable per null direction at a bound, and
     the face without them is positive definite. The null space from an
