@@ -149,16 +149,20 @@ class _Probe:
     def _run(self, full, budget: int) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
         return probe_folds(*self.args, full, self.points, self.seeds, self.C, self.tol, budget)
 
+    @property
+    def _off(self) -> bool:
+        """No folds to probe, or probing switched off (``probe_epochs <= 0``): never cheap."""
+        return self.points.shape[0] == 0 or self.settings.probe_epochs <= 0
+
     def cheap(self, full) -> bool:
-        budget = self.settings.probe_epochs
-        if self.points.shape[0] == 0 or budget <= 0:
+        if self._off:
             return False
-        return bool(self._run(full, budget)[0].all())
+        return bool(self._run(full, self.settings.probe_epochs)[0].all())
 
     def still_cheap(self, full) -> bool:
-        mean_max = self.settings.cd_max_mean_epochs
-        if self.points.shape[0] == 0 or self.settings.probe_epochs <= 0:
+        if self._off:
             return False
+        mean_max = self.settings.cd_max_mean_epochs
         # an uncertified probe fold counts with the whole budget it used
         return bool(self._run(full, max(1, int(2 * mean_max)))[1].mean() <= mean_max)
 
