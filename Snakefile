@@ -32,8 +32,10 @@ include: "workflow/rules/config.smk"
 
 
 config.update(typed(dict(config)))
-if config.get("sensitivity", False) is None:  # `sensitivity: null` means "not run"
-    del config["sensitivity"]
+# `sensitivity: null` means "not run", `part: null` "the whole study"
+for _key in ("sensitivity", "part"):
+    if config.get(_key, False) is None:
+        del config[_key]
 check_schema(config, Path(workflow.basedir) / "config" / "schema.yaml")
 validate(config, "config/schema.yaml")  # fills in the defaults
 
@@ -53,4 +55,4 @@ include: "workflow/rules/publish.smk"
 rule all:
     default_target: True
     input:
-        [published(f) for f in STAGED],
+        PART_FILES if PART else [published(f) for f in STAGED],

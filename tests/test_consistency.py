@@ -280,7 +280,7 @@ def test_cli_table_and_grid_write_files(tmp_path, capsys: pytest.CaptureFixture[
         assert text in md
     assert fig.stat().st_size > 0 and fig.with_suffix(".pdf").stat().st_size > 0
     df = pd.read_csv(stem.with_suffix(".csv"))
-    assert len(df) == 5 * 3
+    assert len(df) == 6 * 3
     gstem = tmp_path / "grid"
     assert (
         main(["consistency", "grid", "--draws", "300", "--L", "2", "3", "--out-stem", str(gstem)])

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from isvm.experiment import figures
+from isvm.experiment.paper import paper_table
 from isvm.experiment.pooling import compare_table3, table3
 
 METHODS = ("isvm", "ova", "ww")
@@ -81,6 +82,16 @@ def test_table3_differences_are_isvm_minus_rival():
     np.testing.assert_allclose(diff["WW 25%"], t3["isvm_25"] - t3["ww_25"])
 
 
+def test_isvm_advantage_is_the_mean_difference_over_percentiles():
+    paper = paper_table(3)
+    adv = figures.isvm_advantage(paper, (10, 25, 50))
+    assert len(adv) == 2 * len(paper) and set(adv["rival"]) == {"ova", "ww"}
+    row = paper[(paper["dataset"] == "Yeast") & (paper["Ns"] == 500)].iloc[0]
+    want = np.mean([row[f"isvm_{q}"] - row[f"ww_{q}"] for q in (10, 25, 50)])
+    got = adv[(adv["dataset"] == "Yeast") & (adv["Ns"] == 500) & (adv["rival"] == "ww")]
+    assert got["diff"].tolist() == pytest.approx([want])
+
+
 def test_every_figure_is_written_as_png_and_pdf(tmp_path):
     recs = synthetic_records()
     caption = "Settings: synthetic records; n_subsamples: 3"
@@ -89,7 +100,8 @@ def test_every_figure_is_written_as_png_and_pdf(tmp_path):
     t3 = table3(recs)
     written += figures.plot_table3_differences(t3, tmp_path / "heat.png", caption=caption)
     written += figures.plot_table3_vs_paper(compare_table3(t3), tmp_path / "scatter.png")
-    assert [p.suffix for p in written] == [".png", ".pdf"] * 4
+    written += figures.plot_isvm_advantage(t3, tmp_path / "advantage.png", caption=caption)
+    assert [p.suffix for p in written] == [".png", ".pdf"] * 5
     for p in written:
         head = p.read_bytes()[:5]
         assert head == (b"\x89PNG\r" if p.suffix == ".png" else b"%PDF-")

@@ -12,6 +12,7 @@ from isvm.experiment.pooling import (
     POOLINGS,
     compare_table3,
     comparison_summary,
+    row_summary,
     summary_text,
     table3,
     table3_long,
@@ -214,6 +215,25 @@ def test_comparison_summary_counts_and_correlates() -> None:
     assert text.startswith("isvm: 42 cells, mean diff -0.50") and "ova: 42 cells" in text
 
 
+def test_row_summary_is_the_summary_of_each_row() -> None:
+    """Rows 50 to 500, Iris 140 and Wine 150 counted in row 200, as in the paper."""
+    paper = paper_table(3)
+    ours = paper.copy()
+    ours["ova_10"] += np.where(ours["Ns"] == 100, 1.0, 0.0)
+    rows = row_summary(compare_table3(ours))
+    assert rows["row"].unique().tolist() == [50, 100, 200, 500]
+    per = rows.set_index(["row", "method"])
+    assert per.loc[(200, "isvm"), "datasets"] == 14  # with Iris 140 and Wine 150
+    assert per.loc[(500, "isvm"), "datasets"] == (paper["Ns"] == 500).sum()
+    assert per.loc[(100, "ova"), "mean_abs_diff"] == pytest.approx(1.0 / 3)
+    assert per.loc[(50, "ova"), "mean_abs_diff"] == 0.0
+    for row in (50, 100, 200, 500):
+        cells = paper[paper["Ns"].map(lambda s: {140: 200, 150: 200}.get(s, s)) == row]
+        alone = comparison_summary(compare_table3(ours.loc[cells.index])).set_index("method")
+        assert per.loc[(row, "isvm"), "isvm_gt_ww"] == alone.loc["isvm", "isvm_gt_ww"]
+        assert per.loc[(row, "isvm"), "corr_isvm_minus_ww"] == pytest.approx(1.0)
+
+
 def _paper_records() -> tuple[pd.DataFrame, pd.Series]:
     """Records whose top 10/25/50% of 20 grid points average to the paper's Table 3 cells.
 
@@ -284,6 +304,8 @@ def test_write_table3(tmp_path) -> None:
         "t3_long.md",
         "t3_vs_paper.csv",
         "t3_vs_paper.md",
+        "t3_rows.csv",
+        "t3_rows.md",
         "t3_times.csv",
         "t3_times.md",
     ]

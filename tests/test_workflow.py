@@ -40,8 +40,9 @@ PAPER = ROOT / "config" / "paper.yaml"
 TABLE_FILES = sorted(
     f"{stem}.{ext}"
     for stem in (
-        "table2", "table3", "table3_long", "table3_vs_paper", "table4", "table4_long",
-        "table4_vs_paper", "loo_diagnostics", "table5", "sensitivity", "sensitivity_datasets",
+        "table2", "table3", "table3_long", "table3_vs_paper", "table3_rows", "table4",
+        "table4_long", "table4_vs_paper", "loo_diagnostics", "table5", "sensitivity",
+        "sensitivity_datasets",
     )
     for ext in ("csv", "md")
 )  # fmt: skip
@@ -385,7 +386,8 @@ def test_smoke_run_produces_every_table_and_figure(smoke_run):
     assert sorted(p.name for p in timing.iterdir()) == ["training_time.csv", "training_time.md"]
     figs = {p.name for p in (smoke_run / RUN / "figures").iterdir()}
     for stem in ("loo_curves_iris", "loo_curves_wine", "loo_curves_glass", "near_best",
-                 "table3_differences", "table3_vs_paper", "consistency"):  # fmt: skip
+                 "table3_differences", "table3_vs_paper", "isvm_advantage",
+                 "consistency"):  # fmt: skip
         assert {f"{stem}.png", f"{stem}.pdf"} <= figs, stem
     # every table states the settings that produced it
     for name in TABLE_FILES:
@@ -545,22 +547,34 @@ def _loo_outputs(workdir: Path) -> list[Path]:
 
 
 @pytest.mark.workflow
-def test_a_hard_killed_run_resumes_with_the_same_command(request, tmp_path):
-    """SIGKILL a smoke run (its whole process group, as a power loss would) once some
-    LOO outputs exist; the same command again removes the dead run's locks by itself
-    and finishes with tables byte-identical to an uninterrupted run."""
+def test_a_study_in_parts_then_hard_killed_resumes_to_the_same_tables(request, tmp_path):
+    """Run one part of the smoke study (`part: {sizes: [30]}`: its LOO records only),
+    then the whole study with the same command minus `part`; SIGKILL it (its whole
+    process group, as a power loss would) once some more LOO outputs exist. The same
+    command again removes the dead run's locks by itself, redoes none of the part's
+    records and finishes with tables byte-identical to one uninterrupted run's."""
     workdir = tmp_path / "killed"
     workdir.mkdir()
     cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
            "--workflow-profile", str(ROOT / "workflow" / "profiles" / "default"),
            "--configfile", str(SMOKE)]  # fmt: skip
+    part = subprocess.run(
+        [*cmd, "--config", "part={sizes: [30]}"],
+        capture_output=True, text=True, timeout=900, env=_env(),
+    )  # fmt: skip
+    assert part.returncode == 0, _tail(part)
+    part_records = {p: p.stat().st_mtime_ns for p in _loo_outputs(workdir)}
+    # iris, wine, glass at Ns 30: the study (zscore) and the sensitivity study's minmax
+    assert len(part_records) == 18 and all("/Ns30/" in str(p) for p in part_records)
+    assert not (workdir / RUN / "tables").exists(), "a part builds no tables"
+
     with (tmp_path / "first.log").open("w") as log:
         proc = subprocess.Popen(
             cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=_env()
         )
         deadline = time.monotonic() + 600
         try:
-            while len(_loo_outputs(workdir)) < 3:
+            while len(_loo_outputs(workdir)) < len(part_records) + 3:
                 assert proc.poll() is None, "the run ended before it could be killed"
                 assert time.monotonic() < deadline, "no LOO output after 600 s"
                 time.sleep(0.2)
@@ -574,9 +588,21 @@ def test_a_hard_killed_run_resumes_with_the_same_command(request, tmp_path):
     assert again.returncode == 0, _tail(again)
     assert "Removed the locks of an earlier snakemake run" in again.stderr, _tail(again)
     assert not list((workdir / ".snakemake" / "isvm-owners").iterdir())  # records removed
+    assert {p: p.stat().st_mtime_ns for p in part_records} == part_records, "part redone"
     ref = request.getfixturevalue("smoke_run") / RUN / "tables"
     for name in TABLE_FILES:
         assert (workdir / RUN / "tables" / name).read_bytes() == (ref / name).read_bytes(), name
+
+
+@pytest.mark.workflow
+def test_a_part_must_select_a_cell_of_the_study(tmp_path):
+    for value, message in [
+        ("part={sizes: [31]}", "config key 'part': {'sizes': [31]} selects no (data set, Ns)"),
+        ("part={datasets: [letter]}", "config key 'part.datasets': 'letter' is not in datasets"),
+        ("part={Ns: [30]}", "config key 'part': Additional properties are not allowed"),
+    ]:
+        proc = snakemake("-n", "--directory", tmp_path, "--configfile", SMOKE, "--config", value)
+        assert proc.returncode != 0 and message in proc.stdout + proc.stderr, _tail(proc)
 
 
 def _process_start(pid: int) -> int:

@@ -21,6 +21,7 @@ decision matrix A, then ``f - c * sum(f)``.
 | ww | j != y_i | e_(y_i) - e_j | 0 | K (I(y=y') - I(y=j') - I(j=y') + I(j=j')) | f_m = <w, Phi_m> |
 | ww_paper | j != y_i | (e_(y_i), e_j) in R^2L | 0 | K (I(y=y') + I(j=j')) | S[:L] - S[L:] |
 | llw | j != y_i | -e_j | 1/L | K (I(j=j') - 1/L) | f_m = <w_m, phi(x)>, sum_m w_m = 0 |
+| isvm_neg | j != y_i | y_ij e_j = -e_j | 1/L | K (I(j=j') - 1/L) | as isvm |
 | scatter | (i, y_i) only | e_(y_i) | 1/L | K (I(y=y') - 1/L) | f_m = <w_m - w_bar, phi(x)> |
 
 Weston-Watkins decision (derived): with w = sum_i sum_(j != y_i) alpha_ij (Phi_(y_i)(x_i) -
@@ -37,6 +38,17 @@ onto the sum-zero subspace (M = I - 11'/L is that projection, so M^(1/2) = M), h
 ``u_ij = -e_j``, ``c = 1/L``, and the class scores are ``S - mean(S)``. The published margin
 1/(L-1) is the same problem up to scale: ``w_LLW = w / (L-1)`` solves it at
 ``C_LLW = C / (L-1)`` (so C here is (L-1) times the printed C; argmax unchanged).
+
+ISVM without its positive examples (``isvm_neg``): the paper's conclusion proposes that
+"the ISVM can be made consistent by eliminating the positive examples from the primal".
+Dropping the constraints ``y_(i,y_i) g_(y_i)(x_i) >= 1 - xi_(i,y_i)`` (g = inhibited scores
+f - mean(f)) drops the dual variables alpha_(i,y_i): the ISVM dual restricted to j != y_i,
+with ``u_ij = y_ij e_j = -e_j`` and c = 1/L, which is term for term the ``llw`` dual above,
+at the same C. In the primal: min 1/2 sum_m ||w_m||^2 + C sum_i sum_(j != y_i)
+[1 + g_j(x_i)]_+ depends on W only through its projection W M except in the norm, so the
+optimum has sum_m w_m = 0 and g = f: Lee-Lin-Wahba with margin 1, i.e. the published
+margin 1/(L-1) at C / (L-1) (same decisions). It is kept as its own entry, built from the
+ISVM coding, so that tests can show the identity rather than assume it.
 
 Scatter SVM (Jenssen et al. 2012, bias-free, hinge loss, margin 1): ``min 1/2 sum_m ||w_m -
 w_bar||^2 + C sum_i [1 - (f_(y_i)(x_i) - mean_m f_m(x_i))]_+``: one variable per point,
@@ -166,6 +178,18 @@ def _encode_llw(y: NDArray[np.int64], n_classes: int) -> Coding:
     return Coding(cols, vals, mask, n_classes, inv, mask.astype(np.float64), -inv)
 
 
+def _encode_isvm_neg(y: NDArray[np.int64], n_classes: int) -> Coding:
+    """The ISVM coding with its positive variables alpha_(i, y_i) removed."""
+    isvm = _encode_isvm(y, n_classes)
+    negative = np.ones((y.shape[0], n_classes), dtype=bool)
+    negative[np.arange(y.shape[0]), y] = False
+    cols, vals = isvm.cols.copy(), isvm.vals.copy()
+    cols[~negative] = -1
+    vals[~negative] = 0.0
+    block_w = np.where(negative, isvm.block_w, 0.0)
+    return Coding(cols, vals, negative, n_classes, isvm.mean_coef, block_w, isvm.block_sigma)
+
+
 def _encode_scatter(y: NDArray[np.int64], n_classes: int) -> Coding:
     """Scatter SVM: one variable per point, alpha_(i, y_i), u = e_(y_i); block 1 - 1/L."""
     n = y.shape[0]
@@ -202,6 +226,13 @@ FORMULATIONS: dict[str, Formulation] = {
             2.0,
         ),
         Formulation("llw", "Lee-Lin-Wahba (bias-free)", _encode_llw, _identity, np.sqrt(2.0)),
+        Formulation(
+            "isvm_neg",
+            "ISVM without positive examples (the paper's consistent variant)",
+            _encode_isvm_neg,
+            _identity,
+            np.sqrt(2.0),
+        ),
         Formulation("scatter", "Scatter SVM (bias-free)", _encode_scatter, _identity, np.sqrt(2.0)),
     )
 }

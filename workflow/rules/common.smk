@@ -137,11 +137,13 @@ def dataset_file(ds, scaling=SCALING):
     return f"resources/datasets/{scaling}/{ds}.npz"
 
 
-def loo_files(ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS):
+def loo_files(
+    ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS, cells=CELLS
+):
     """LOO record files: the study's (of one data set when ``ds`` is given) by default."""
     return [
         f"{RUN_DIR}/loo/{scaling}/{d}/Ns{ns}/{m}/{c}.parquet"
-        for d, ns in CELLS
+        for d, ns in cells
         if ds is None or d == ds
         for m in methods
         for c in range(n_chunks)
@@ -150,11 +152,14 @@ def loo_files(ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS):
 
 #: the sensitivity study (config key `sensitivity`): readings of what the paper leaves open
 SENSITIVITY = config.get("sensitivity")
-SENSITIVITY_METHODS = []
-SENSITIVITY_FILES = []
-if SENSITIVITY:
-    SENSITIVITY_METHODS = ["isvm", "ova", *SENSITIVITY["ww_methods"]]
-    SENSITIVITY_FILES = sorted(
+SENSITIVITY_METHODS = ["isvm", "ova", *SENSITIVITY["ww_methods"]] if SENSITIVITY else []
+
+
+def sensitivity_files(cells=CELLS):
+    """The sensitivity study's LOO record files (none without the `sensitivity` key)."""
+    if not SENSITIVITY:
+        return []
+    return sorted(
         {
             f
             for sc in SENSITIVITY["scalings"]
@@ -162,8 +167,36 @@ if SENSITIVITY:
                 scaling=sc,
                 methods=SENSITIVITY_METHODS,
                 n_chunks=-(-SENSITIVITY["n_subsamples"] // REPS),
+                cells=cells,
             )
         }
+    )
+
+
+SENSITIVITY_FILES = sensitivity_files()
+
+#: config key `part`: only these cells' LOO records (the study's and the sensitivity
+#: study's), in the whole run's paths, so that parts add up to the whole
+PART = config.get("part")
+PART_FILES = []
+if PART:
+    for ds in PART.get("datasets", []):
+        if ds not in DATASETS:
+            config_error(
+                "part.datasets", f"'{ds}' is not in datasets ({', '.join(DATASETS)})"
+            )
+    _part_cells = [
+        (ds, ns)
+        for ds, ns in CELLS
+        if ds in PART.get("datasets", DATASETS) and ns in PART.get("sizes", [ns])
+    ]
+    if not _part_cells:
+        config_error("part", f"{PART} selects no (data set, Ns) cell of this config")
+    PART_FILES = loo_files(cells=_part_cells) + sensitivity_files(_part_cells)
+    print(
+        f"part {PART}: the LOO records of {len(_part_cells)} (data set, Ns) cells only; "
+        "the same command without `part` builds the tables",
+        file=sys.stderr,
     )
 
 
@@ -252,6 +285,7 @@ TABLE_STEMS = [
     "table3",
     "table3_long",
     "table3_vs_paper",
+    "table3_rows",
     "table4",
     "table4_long",
     "table4_vs_paper",
@@ -269,6 +303,7 @@ STAGED = (
             "near_best",
             "table3_differences",
             "table3_vs_paper",
+            "isvm_advantage",
             "consistency",
         )
         for ext in ("png", "pdf")
@@ -299,6 +334,11 @@ REPORTED = {
         "table3_vs_paper",
         "Tables",
         {"table": "3 vs the paper"},
+    ),
+    "tables/table3_rows.csv": (
+        "table3_rows",
+        "Tables",
+        {"table": "3 vs the paper, per row of Ns"},
     ),
     "tables/table4.csv": ("table4", "Tables", {"table": "4: likelihood-ratio tests"}),
     "tables/table4_vs_paper.csv": (
@@ -332,6 +372,11 @@ REPORTED = {
         "table3_scatter",
         "Figures",
         {"figure": "Table 3: ours vs the paper"},
+    ),
+    "figures/isvm_advantage.png": (
+        "isvm_advantage",
+        "Figures",
+        {"figure": "ISVM minus rival against Ns"},
     ),
     "figures/consistency.png": (
         "consistency",

@@ -49,6 +49,8 @@ rule figures_table3:
         heatmap_pdf=f"{FIGURES}/table3_differences.pdf",
         scatter=f"{FIGURES}/table3_vs_paper.png",
         scatter_pdf=f"{FIGURES}/table3_vs_paper.pdf",
+        advantage=f"{FIGURES}/isvm_advantage.png",
+        advantage_pdf=f"{FIGURES}/isvm_advantage.pdf",
     log:
         f"{LOGS}/figures/table3.log",
     conda:
@@ -59,4 +61,5 @@ rule figures_table3:
     shell:
         "python -m isvm figures table3 --table3 {input.table3} --vs-paper {input.vs_paper}"
         " --percentiles {params.percentiles} --caption {params.caption:q}"
-        " --heatmap {output.heatmap} --scatter {output.scatter} > {log} 2>&1"
+        " --heatmap {output.heatmap} --scatter {output.scatter}"
+        " --advantage {output.advantage} > {log} 2>&1"

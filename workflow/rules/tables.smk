@@ -15,6 +15,8 @@ rule tables:
         table3_long_md=f"{TABLES}/table3_long.md",
         table3_vs_paper=f"{TABLES}/table3_vs_paper.csv",
         table3_vs_paper_md=f"{TABLES}/table3_vs_paper.md",
+        table3_rows=f"{TABLES}/table3_rows.csv",
+        table3_rows_md=f"{TABLES}/table3_rows.md",
         table4=f"{TABLES}/table4.csv",
         table4_md=f"{TABLES}/table4.md",
         table4_long=f"{TABLES}/table4_long.csv",

@@ -13,9 +13,9 @@ minimum is a linear programme. Two exact minimisers share that representation:
   per loss and ``L``; the minimum over them is the exact minimum over ``R^L``
   because ``R`` is affine on every cell of that arrangement and bounded below.
 
-Shift-invariant losses (ISVM, WW, CS) are minimised under ``sum_j f_j = 0``,
-which changes neither the minimum nor any decision; Lee-Lin-Wahba has that
-constraint as part of its definition.
+Shift-invariant losses (ISVM with or without its positive terms, WW, CS) are
+minimised under ``sum_j f_j = 0``, which changes neither the minimum nor any
+decision; Lee-Lin-Wahba has that constraint as part of its definition.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ LOSS_NAMES: dict[str, str] = {
     "ww": "Weston-Watkins",
     "cs": "Crammer-Singer",
     "llw": "Lee-Lin-Wahba",
+    "isvm_neg": "ISVM without positive examples",
 }
 LOSSES: tuple[str, ...] = tuple(LOSS_NAMES)
 
@@ -111,6 +112,8 @@ def make_loss(name: str, L: int, margin: float = 1.0) -> Loss:
             terms += [(j, [(1.0, eye[i] - mean)]) for i in others]
         elif name == "ww":  # sum_{i != j} [m - (f_j - f_i)]_+
             terms += [(j, [(float(margin), eye[i] - eye[j])]) for i in others]
+        elif name == "isvm_neg":  # isvm's negative terms only: sum_{i != j} [1 + f_i - fbar]_+
+            terms += [(j, [(1.0, eye[i] - mean)]) for i in others]
         elif name == "cs":  # max_{i != j} [1 - (f_j - f_i)]_+
             terms.append((j, [(1.0, eye[i] - eye[j]) for i in others]))
         else:  # llw: sum_{i != j} [f_i + 1/(L-1)]_+ with sum_j f_j = 0

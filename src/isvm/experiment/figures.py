@@ -15,6 +15,9 @@
   as a heat map, ours beside the paper's.
 * :func:`plot_table3_vs_paper` -- our Table 3 cells against the paper's, with
   the line y = x.
+* :func:`plot_isvm_advantage` -- ISVM minus each rival (mean of the Table 3
+  percentile columns) against Ns, one panel per data set, ours beside the
+  paper's: the paper's claim that the advantage fades as Ns grows.
 
 Every figure is written as PNG and PDF with a footer stating the settings;
 metadata that would change between runs (PDF creation date, PNG software tag)
@@ -26,7 +29,7 @@ CLI::
     python -m isvm figures curves --records R.parquet... --dataset iris --out F.png
     python -m isvm figures near-best --records R.parquet... --out F.png
     python -m isvm figures table3 --table3 T3.csv --vs-paper T3_vs_paper.csv \\
-        --heatmap H.png --scatter S.png
+        --heatmap H.png --scatter S.png --advantage A.png
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ METHOD_STYLE: dict[str, dict[str, str]] = {
     "ww": {"color": "#2ca02c", "marker": "^", "label": "Weston-Watkins"},
     "ww_paper": {"color": "#9467bd", "marker": "v", "label": "WW (paper kernel)"},
     "llw": {"color": "#8c564b", "marker": "D", "label": "Lee-Lin-Wahba"},
+    "isvm_neg": {"color": "#ff9896", "marker": "h", "label": "ISVM, no positive examples"},
     "scatter": {"color": "#e377c2", "marker": "P", "label": "Scatter SVM"},
     "cs": {"color": "#ff7f0e", "marker": "X", "label": "Crammer-Singer"},
     "ovo": {"color": "#17becf", "marker": "<", "label": "1-vs-1"},
@@ -429,6 +433,78 @@ def plot_table3_vs_paper(
     return save_figure(fig, path, caption=caption)
 
 
+def isvm_advantage(table3: pd.DataFrame, percentiles: Sequence[float]) -> pd.DataFrame:
+    """Per (dataset, Ns, rival): ISVM minus the rival, averaged over ``percentiles``."""
+    diffs = table3_differences(table3, percentiles)
+    rows = []
+    for rival in RIVAL_LABELS:
+        cols = [c for c in diffs.columns if c.startswith(f"{RIVAL_SHORT[rival]} ")]
+        if cols:
+            rows.append(diffs[["dataset", "Ns"]].assign(rival=rival, diff=diffs[cols].mean(axis=1)))
+    if not rows:
+        return pd.DataFrame(columns=["dataset", "Ns", "rival", "diff"])
+    return pd.concat(rows, ignore_index=True).astype({"Ns": int})
+
+
+def plot_isvm_advantage(
+    table3: pd.DataFrame,
+    path: str | Path,
+    *,
+    percentiles: Sequence[float] = (10, 25, 50),
+    caption: str = "",
+) -> list[Path]:
+    """ISVM minus 1-vs-all and minus WW against Ns, one panel per data set of ``table3``:
+    ours (filled markers, solid) at the sizes run, the paper's (hollow, dashed) at all of
+    its sizes."""
+    plt = _plt()
+    ours = isvm_advantage(table3, percentiles)
+    paper = isvm_advantage(paper_table(3), percentiles)
+    datasets = list(dict.fromkeys(table3["dataset"]))
+    n_cols = min(4, max(1, len(datasets)))
+    n_rows = -(-len(datasets) // n_cols) if datasets else 1
+    fig, axes = plt.subplots(
+        n_rows, n_cols, figsize=(3.2 * n_cols, 2.5 * n_rows + 1.2), squeeze=False
+    )
+    bottom = _footer_space(fig, caption) + 0.5 / fig.get_figheight()
+    fig.subplots_adjust(top=1 - 0.9 / fig.get_figheight(), bottom=bottom, hspace=0.55, wspace=0.3)
+    for ax in axes.flat[len(datasets) :]:
+        ax.set_visible(False)
+    for ax, ds in zip(axes.flat, datasets, strict=False):
+        ax.axhline(0.0, color="0.5", lw=0.8)
+        for rival in RIVAL_LABELS:
+            st = _style(rival)
+            for src, frame, kw in (
+                ("paper", paper, {"ls": "--", "mfc": "none", "alpha": 0.8}),
+                ("ours", ours, {"ls": "-"}),
+            ):
+                g = frame[(frame["dataset"] == ds) & (frame["rival"] == rival)].sort_values("Ns")
+                if g.empty:
+                    continue
+                ax.plot(g["Ns"], g["diff"], color=st["color"], marker=st["marker"], ms=5,
+                        label=f"ISVM - {RIVAL_LABELS[rival]}, {src}", **kw)  # fmt: skip
+        ax.set_title(_title(ds), fontsize=9)
+        ax.set_xscale("log")
+        sizes = sorted(set(paper.loc[paper["dataset"] == ds, "Ns"]) | set(
+            ours.loc[ours["dataset"] == ds, "Ns"]))  # fmt: skip
+        ax.set_xticks(sizes, [str(s) for s in sizes], fontsize=7)
+        ax.minorticks_off()
+        ax.tick_params(axis="y", labelsize=7)
+        ax.grid(alpha=0.3)
+    if datasets:
+        axes.flat[0].set_ylabel("points")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=7, frameon=False,
+                   bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()))  # fmt: skip
+    fig.suptitle(
+        "ISVM minus rival against Ns (mean of the Table 3 columns "
+        + ", ".join(f"{q:g}%" for q in percentiles)
+        + "): ours solid, the paper's dashed",
+        fontsize=10,
+        y=1 - 0.05 / fig.get_figheight(),
+    )
+    return save_figure(fig, path, caption=caption)
+
+
 # ------------------------------------------------------------------------ CLI
 
 
@@ -445,6 +521,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--percentiles", type=float, nargs="+", default=[10, 25, 50])
     parser.add_argument("--heatmap", type=Path, help="table3: heat map .png (+ .pdf)")
     parser.add_argument("--scatter", type=Path, help="table3: scatter .png (+ .pdf)")
+    parser.add_argument(
+        "--advantage", type=Path, help="table3: ISVM minus rival against Ns, .png (+ .pdf)"
+    )
     parser.add_argument("--caption", default="", help="footer text: the settings")
 
 
@@ -476,6 +555,11 @@ def run(args: argparse.Namespace) -> int:
                 paths += plot_table3_vs_paper(
                     pd.read_csv(args.vs_paper), args.scatter, caption=args.caption
                 )
+            if args.advantage is not None:
+                paths += plot_isvm_advantage(
+                    pd.read_csv(args.table3), args.advantage,
+                    percentiles=args.percentiles, caption=args.caption,
+                )  # fmt: skip
     except (ValueError, KeyError, OSError) as exc:
         print(f"isvm figures: error: {exc}", file=sys.stderr)
         return 2

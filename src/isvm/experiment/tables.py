@@ -6,8 +6,9 @@ writes, each as CSV and Markdown with the settings that produced it and the
 paper's numbers beside ours:
 
 * ``OUT/table2``: the data sets (:mod:`isvm.experiment.table2`);
-* ``OUT/table3`` (+ ``_long``, ``_vs_paper``): mean LOO accuracy of the q% best
-  (C, gamma) models (:mod:`isvm.experiment.pooling`);
+* ``OUT/table3`` (+ ``_long``, ``_vs_paper``, ``_rows``): mean LOO accuracy of the q%
+  best (C, gamma) models (:mod:`isvm.experiment.pooling`), the paper's beside it, and
+  the comparison summed up per row of Ns;
 * ``OUT/table4`` (+ ``_long``, ``_vs_paper``): the likelihood-ratio tests of
   section 9 (:mod:`isvm.experiment.lrt`), over the data sets present;
 * ``OUT/loo_diagnostics``: per cell, how many fits hit the iteration cap and
