@@ -232,6 +232,17 @@ def test_row_summary_is_the_summary_of_each_row() -> None:
         alone = comparison_summary(compare_table3(ours.loc[cells.index])).set_index("method")
         assert per.loc[(row, "isvm"), "isvm_gt_ww"] == alone.loc["isvm", "isvm_gt_ww"]
         assert per.loc[(row, "isvm"), "corr_isvm_minus_ww"] == pytest.approx(1.0)
+        isvm_line = per.loc[(row, "isvm")]
+        assert isvm_line["isvm_minus_ww"] == pytest.approx(isvm_line["paper_isvm_minus_ww"])
+        assert isvm_line["winner_cells"] == 3 * isvm_line["datasets"]
+        if row != 100:  # unchanged rows: every best method is the paper's
+            assert isvm_line["same_winner"] == isvm_line["winner_cells"]
+    # row 100: ova_10 + 1 flips the winner exactly where ova was within 1 point of the best
+    p100 = paper[paper["Ns"] == 100]
+    best = p100[["isvm_10", "ww_10"]].max(axis=1)
+    flips = int(((p100["ova_10"] < best) & (p100["ova_10"] + 1.0 > best)).sum())
+    line = per.loc[(100, "isvm")]
+    assert line["winner_cells"] - line["same_winner"] == flips
 
 
 def _paper_records() -> tuple[pd.DataFrame, pd.Series]:

@@ -293,7 +293,10 @@ def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     points); then, for ISVM against each rival r present, ``isvm_gt_r`` (cells
     where our ISVM beats our r), ``paper_isvm_gt_r`` (the same cells in the paper)
     and ``corr_isvm_minus_r`` (Pearson correlation of ours and the paper's
-    ISVM - r over those cells); these three are on the ISVM row.
+    ISVM - r over those cells), ``isvm_minus_r`` and ``paper_isvm_minus_r`` (the mean
+    ISVM - r, points); and ``same_winner`` of ``winner_cells``: the (data set, Ns,
+    percentile) cells with ISVM and every rival on both sides where our best of them is
+    the paper's best. These are on the ISVM row.
     """
     both = comparison[comparison["present"] == "both"]
     rows = []
@@ -323,6 +326,15 @@ def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
         out.loc[at, f"isvm_gt_{rival}"] = int((ours > 0).sum())
         out.loc[at, f"paper_isvm_gt_{rival}"] = int((theirs > 0).sum())
         out.loc[at, f"corr_isvm_minus_{rival}"] = corr
+        out.loc[at, f"isvm_minus_{rival}"] = float(ours.mean())
+        out.loc[at, f"paper_isvm_minus_{rival}"] = float(theirs.mean())
+    trio = both[both["method"].isin(["isvm", *RIVALS])]
+    cells = trio.pivot_table(index=keys, columns="method", values=["ours", "paper"])
+    cells = cells.dropna()
+    if len(cells) and len(cells["ours"].columns) == 1 + len(RIVALS):
+        same = cells["ours"].idxmax(axis=1) == cells["paper"].idxmax(axis=1)
+        out.loc[out["method"] == "isvm", "same_winner"] = int(same.sum())
+        out.loc[out["method"] == "isvm", "winner_cells"] = len(cells)
     return _sort_rows(out, ["method"])
 
 
@@ -341,7 +353,7 @@ def row_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame(columns=["row", "datasets", "method", "cells"])
     out = pd.concat(parts, ignore_index=True)
-    counts = [c for c in out.columns if "_gt_" in c]
+    counts = [c for c in out.columns if "_gt_" in c or c in ("same_winner", "winner_cells")]
     out[counts] = out[counts].astype("Int64")  # NaN on the rivals' lines
     first = ["row", "datasets"]
     return out[first + [c for c in out.columns if c not in first]]
@@ -414,8 +426,10 @@ row 200) and method, over the cells of that row present here and in the paper
 (data set x 10/25/50% columns): mean diff and mean |diff| (ours - paper,
 points), cells within 2 points; on the ISVM line, for each rival r: the cells
 where our ISVM beats our r (isvm_gt_r), the same count in the paper
-(paper_isvm_gt_r), and the Pearson correlation of our ISVM - r with the
-paper's over those cells (corr_isvm_minus_r)."""
+(paper_isvm_gt_r), the Pearson correlation of our ISVM - r with the paper's
+over those cells (corr_isvm_minus_r), the mean ISVM - r (isvm_minus_r, points)
+beside the paper's (paper_isvm_minus_r); and the cells where our best method
+is the paper's best (same_winner, of winner_cells)."""
 
 
 def write_table3(
