@@ -64,52 +64,18 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import threadpool_limits
 
-from isvm.kernels import rbf_from_distances, squared_distances
 from isvm.loo.bundles import NO_FACTOR, Certificate, FoldOutput, FoldStore, PathStep
 from isvm.loo.certificate import duplicate_groups, kernel_geometry
 from isvm.loo.folds import fit_folds, probe_folds
 from isvm.loo.full_fit import exact_full_fit
 from isvm.loo.grid import check_grid
-from isvm.loo.records import GRID_COLUMNS
+from isvm.loo.inputs import encode_labels, grid_kernels
+from isvm.loo.records import GRID_COLUMNS, GridRow
 from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
 from isvm.methods import Formulation, get_formulation
 from isvm.seeding import derive_seed
 from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, run_solver, variable_list
 from isvm.solvers._core import Blocks, Problem
-
-
-def _encode_labels(y: ArrayLike, n_classes: int | None) -> tuple[NDArray, NDArray[np.int64], int]:
-    """(classes, labels 0..L-1, L); a clear error for one-class input."""
-    y = np.asarray(y)
-    if n_classes is None:
-        classes, y_idx = np.unique(y, return_inverse=True)
-        n_classes = classes.shape[0]
-    else:
-        y_idx = y.astype(np.int64)
-        if y_idx.min() < 0 or y_idx.max() >= n_classes:
-            raise ValueError(f"with n_classes={n_classes}, labels must lie in 0..{n_classes - 1}")
-        classes = np.arange(n_classes)
-    if np.unique(y_idx).shape[0] < 2:
-        raise ValueError(
-            f"leave-one-out needs at least 2 classes in the sample; got only {classes[y_idx[0]]!r}"
-        )
-    return classes, y_idx.astype(np.int64), n_classes
-
-
-def _kernels(
-    X: ArrayLike, gammas: Sequence[float], kernel_cache: MutableMapping | None
-) -> dict[float, NDArray[np.float64]]:
-    """One kernel matrix per gamma, from the cache where present."""
-    cache = {} if kernel_cache is None else kernel_cache
-    missing = [g for g in gammas if float(g) not in cache]
-    if missing:
-        X = np.asarray(X, dtype=np.float64)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values")
-        d2 = squared_distances(X)
-        for g in missing:
-            cache[float(g)] = rbf_from_distances(d2, float(g), X.shape[1])
-    return {float(g): cache[float(g)] for g in gammas}
 
 
 def _path_start(alpha: NDArray, C: float, C_prev: float) -> NDArray:
@@ -231,8 +197,8 @@ def loo_grid(
         raise ValueError(f"threads must be >= 1, got {threads}")
     formulation = get_formulation(method) if isinstance(method, str) else method
     gammas, Cs = check_grid(gammas, Cs)
-    classes, y_idx, n_classes = _encode_labels(y, n_classes)
-    kernels = _kernels(X, gammas, kernel_cache)
+    classes, y_idx, n_classes = encode_labels(y, n_classes)
+    kernels = grid_kernels(X, gammas, kernel_cache)
     if next(iter(kernels.values())).shape[0] != y_idx.shape[0]:
         raise ValueError("X and y have different numbers of samples")
     coding = formulation.encode(y_idx, n_classes)
@@ -347,12 +313,19 @@ def loo_grid(
                 n_errors = int(np.count_nonzero(out.pred != y_idx))
                 n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
                 rows.append(
-                    (gamma, C, 1.0 - n_errors / n, n_errors,
-                     int(np.count_nonzero(state.alpha.any(axis=1))),
-                     int(full_epochs + out.epochs.sum()), n_capped == 0,
-                     int(np.count_nonzero(~out.certified)), n_capped,
-                     time.perf_counter() - start)
-                )  # fmt: skip
+                    GridRow(
+                        gamma=gamma,
+                        C=C,
+                        loo_accuracy=1.0 - n_errors / n,
+                        n_errors=n_errors,
+                        n_support=int(np.count_nonzero(state.alpha.any(axis=1))),
+                        iterations=int(full_epochs + out.epochs.sum()),
+                        converged=n_capped == 0,
+                        n_uncertified=int(np.count_nonzero(~out.certified)),
+                        n_capped=n_capped,
+                        seconds=time.perf_counter() - start,
+                    )
+                )
                 preds.append(classes[out.pred])
                 alpha, C_prev = state.alpha, C
                 if progress is not None:

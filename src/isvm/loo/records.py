@@ -10,14 +10,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
+
+class GridRow(NamedTuple):
+    """One grid point's LOO outcome: a row of :func:`isvm.loo.loo_grid`'s frame."""
+
+    gamma: float
+    C: float
+    loo_accuracy: float
+    n_errors: int
+    #: points with a nonzero multiplier in the fit on all N points
+    n_support: int
+    #: epochs of that fit and of every fold
+    iterations: int
+    #: no fit hit its iteration cap unsettled
+    converged: bool
+    #: folds whose prediction the certificate did not prove (all of them for refits)
+    n_uncertified: int
+    #: fits that hit their iteration cap unsettled
+    n_capped: int
+    seconds: float
+
+
 #: one row per (gamma, C) of :func:`isvm.loo.loo_grid`
-GRID_COLUMNS: tuple[str, ...] = (
-    "gamma", "C", "loo_accuracy", "n_errors", "n_support", "iterations", "converged",
-    "n_uncertified", "n_capped", "seconds",
-)  # fmt: skip
+GRID_COLUMNS: tuple[str, ...] = GridRow._fields
 #: a record's key: one row per (data set, size, method, subsample, gamma, C)
 KEY_COLUMNS: tuple[str, ...] = ("dataset", "Ns", "method", "subsample", "gamma", "C")
 #: the columns of a LOO record file, in order

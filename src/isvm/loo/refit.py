@@ -31,7 +31,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from isvm.loo.grid import check_grid
-from isvm.loo.records import GRID_COLUMNS
+from isvm.loo.inputs import encode_labels, grid_kernels
+from isvm.loo.records import GRID_COLUMNS, GridRow
 from isvm.methods import FORMULATIONS, Formulation, coefficient_matrix, get_formulation
 from isvm.seeding import derive_seed
 
@@ -278,7 +279,7 @@ def _refit_point(
     C: float,
     seed: int,
     fold_from_full: Callable[..., Any] | None = None,
-) -> tuple[tuple, NDArray[np.int64], NDArray[np.float64]]:
+) -> tuple[GridRow, NDArray[np.int64], NDArray[np.float64]]:
     """One grid point: (record row, predicted class indices, top-two gaps)."""
     n = y_idx.shape[0]
     start = time.perf_counter()
@@ -299,10 +300,18 @@ def _refit_point(
         iterations += fold.iterations
         capped += int(not fold.converged)
     n_errors = int(np.count_nonzero(pred != y_idx))
-    row = (
-        gamma, C, 1.0 - n_errors / n, n_errors, int(np.count_nonzero(full.support)),
-        int(iterations), capped == 0, n, capped, time.perf_counter() - start,
-    )  # fmt: skip
+    row = GridRow(
+        gamma=gamma,
+        C=C,
+        loo_accuracy=1.0 - n_errors / n,
+        n_errors=n_errors,
+        n_support=int(np.count_nonzero(full.support)),
+        iterations=int(iterations),
+        converged=capped == 0,
+        n_uncertified=n,
+        n_capped=capped,
+        seconds=time.perf_counter() - start,
+    )
     return row, pred, gap
 
 
@@ -333,11 +342,9 @@ def loo_refit(
     the fits that hit their iteration cap and ``n_uncertified`` is N (nothing is
     certified). ``progress(done, total)`` is called after each grid point.
     """
-    from isvm.loo.driver import _encode_labels, _kernels
-
     gammas, Cs = check_grid(gammas, Cs)
-    classes, y_idx, n_classes = _encode_labels(y, n_classes)
-    kernels = _kernels(X, gammas, kernel_cache)
+    classes, y_idx, n_classes = encode_labels(y, n_classes)
+    kernels = grid_kernels(X, gammas, kernel_cache)
     n = y_idx.shape[0]
     if next(iter(kernels.values())).shape[0] != n:
         raise ValueError("X and y have different numbers of samples")
@@ -356,7 +363,7 @@ def loo_refit(
         K = kernels[gamma]
         for k, C in enumerate(Cs):
             if not uses_C and k > 0:  # C is not a parameter: the same LOO at every C
-                rows.append((gamma, C, *rows[-1][2:-1], 0.0))
+                rows.append(rows[-1]._replace(gamma=gamma, C=C, seconds=0.0))
                 preds.append(preds[-1])
                 gaps.append(gaps[-1])
             else:
