@@ -139,6 +139,27 @@ def test_cli(tmp_path):
     assert figures.run(args) == 2  # --out is required
 
 
+def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
+    """Rows of Ns run separately (e.g. docs/results/ns50, ns100) draw as one table."""
+    t3 = table3(synthetic_records())
+    files = []
+    for ns, g in t3.groupby("Ns"):
+        files.append(tmp_path / f"t3_{ns}.csv")
+        g.to_csv(files[-1], index=False)
+        compare_table3(g).to_csv(tmp_path / f"vs_{ns}.csv", index=False)
+    vs = sorted(tmp_path.glob("vs_*.csv"))
+    parser = argparse.ArgumentParser()
+    figures.add_arguments(parser)
+    out = tmp_path / "adv.png"
+    args = parser.parse_args(["table3", "--table3", *map(str, files), "--vs-paper",
+                              *map(str, vs), "--advantage", str(out)])  # fmt: skip
+    assert len(files) > 1 and figures.run(args) == 0 and out.exists()
+    args = parser.parse_args(["table3", "--table3", str(files[0]), str(files[0]),
+                              "--vs-paper", str(vs[0]), "--advantage", str(out)])  # fmt: skip
+    assert figures.run(args) == 2
+    assert "the same cell in more than one file" in capsys.readouterr().err
+
+
 def test_every_loo_method_has_its_own_style():
     from isvm.experiment.figures import METHOD_STYLE
     from isvm.loo import LOO_METHODS

@@ -516,8 +516,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="curves / near-best: output .png (+ .pdf)")
     parser.add_argument("--near", type=float, default=DEFAULT_NEAR, help="curves: strip tolerance")
     parser.add_argument("--csv", type=Path, help="near-best: also write the shares as CSV")
-    parser.add_argument("--table3", type=Path, help="table3: Table 3 CSV (wide)")
-    parser.add_argument("--vs-paper", type=Path, help="table3: table3_vs_paper CSV")
+    parser.add_argument(
+        "--table3", type=Path, nargs="+", help="table3: Table 3 CSV (wide); several are joined"
+    )
+    parser.add_argument(
+        "--vs-paper", type=Path, nargs="+", help="table3: table3_vs_paper CSV; several are joined"
+    )
     parser.add_argument("--percentiles", type=float, nargs="+", default=[10, 25, 50])
     parser.add_argument("--heatmap", type=Path, help="table3: heat map .png (+ .pdf)")
     parser.add_argument("--scatter", type=Path, help="table3: scatter .png (+ .pdf)")
@@ -525,6 +529,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--advantage", type=Path, help="table3: ISVM minus rival against Ns, .png (+ .pdf)"
     )
     parser.add_argument("--caption", default="", help="footer text: the settings")
+
+
+def _joined(paths: Sequence[Path], keys: list[str]) -> pd.DataFrame:
+    """CSV tables of several runs (e.g. one row of Ns each) as one; a cell twice is an error."""
+    frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    twice = frame[frame.duplicated(keys, keep=False)]
+    if not twice.empty:
+        cell = ", ".join(str(v) for v in twice[keys].iloc[0])
+        raise ValueError(f"the same cell in more than one file: {cell}")
+    return frame
 
 
 def run(args: argparse.Namespace) -> int:
@@ -546,18 +560,18 @@ def run(args: argparse.Namespace) -> int:
         else:
             if args.table3 is None or args.vs_paper is None:
                 raise ValueError("table3 needs --table3 and --vs-paper")
+            table3 = _joined(args.table3, ["dataset", "Ns"])
+            vs_paper = _joined(args.vs_paper, ["dataset", "Ns", "column"])
             if args.heatmap is not None:
                 paths += plot_table3_differences(
-                    pd.read_csv(args.table3), args.heatmap,
+                    table3, args.heatmap,
                     percentiles=args.percentiles, caption=args.caption,
                 )  # fmt: skip
             if args.scatter is not None:
-                paths += plot_table3_vs_paper(
-                    pd.read_csv(args.vs_paper), args.scatter, caption=args.caption
-                )
+                paths += plot_table3_vs_paper(vs_paper, args.scatter, caption=args.caption)
             if args.advantage is not None:
                 paths += plot_isvm_advantage(
-                    pd.read_csv(args.table3), args.advantage,
+                    table3, args.advantage,
                     percentiles=args.percentiles, caption=args.caption,
                 )  # fmt: skip
     except (ValueError, KeyError, OSError) as exc:
