@@ -43,8 +43,11 @@ def measure(src: Path, ds: str, n: int, method: str, scaling: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src), "OMP_NUM_THREADS": "1"}
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, ds, str(n), method, scaling],
-        env=env, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

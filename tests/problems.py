@@ -35,7 +35,13 @@ def dual_qp(Q: np.ndarray, C: float) -> np.ndarray:
 
     n = Q.shape[0]
     x = solve_qp(
-        0.5 * (Q + Q.T), -np.ones(n), lb=np.zeros(n), ub=np.full(n, C), solver="clarabel",
-        tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12,
-    )  # fmt: skip
+        0.5 * (Q + Q.T),
+        -np.ones(n),
+        lb=np.zeros(n),
+        ub=np.full(n, C),
+        solver="clarabel",
+        tol_gap_abs=1e-12,
+        tol_gap_rel=1e-12,
+        tol_feas=1e-12,
+    )
     return np.clip(x, 0, C)

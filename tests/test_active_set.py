@@ -109,9 +109,16 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
             ssum = np.empty_like(active.ssum)
             status_out = np.empty_like(active.status)
             ok, _ = fold_active_set(
-                prob, p, C, active.dual, active.factor(var_id), cfg, Warm(*warm[p]),
-                Dual(alpha, S, ssum), status_out,
-            )  # fmt: skip
+                prob,
+                p,
+                C,
+                active.dual,
+                active.factor(var_id),
+                cfg,
+                Warm(*warm[p]),
+                Dual(alpha, S, ssum),
+                status_out,
+            )
             if not ok:
                 continue
             solved += 0 if degenerate else 1
@@ -176,9 +183,10 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
         np.testing.assert_allclose(path.Hinv, fresh.Hinv[np.ix_(f, f)], atol=1e-7 * scale)
         np.testing.assert_allclose(path.Q_out[rows_p], fresh.Q_out[np.ix_(rows_f, f)], atol=1e-12)
         np.testing.assert_allclose(
-            path.Y_out[rows_p], fresh.Y_out[np.ix_(rows_f, f)],
+            path.Y_out[rows_p],
+            fresh.Y_out[np.ix_(rows_f, f)],
             atol=1e-7 * max(1.0, np.abs(fresh.Y_out).max()),
-        )  # fmt: skip
+        )
         previous = path
     assert sum(used) >= len(used) // 2 > 0, f"the update was used {sum(used)} of {len(used)} times"
 

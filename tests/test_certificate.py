@@ -106,9 +106,15 @@ def test_suboptimality_bounds_the_dual_gap_to_the_optimum(method, C):
     geo = kernel_geometry(K, group, mixed)
     assert geo.floor > 0
     target = Target(
-        0, np.eye(3), 1.0, geo.floor, geo.group, geo.group_mixed, coding.block_w,
+        0,
+        np.eye(3),
+        1.0,
+        geo.floor,
+        geo.group,
+        geo.group_mixed,
+        coding.block_w,
         float(coding.block_sigma),
-    )  # fmt: skip
+    )
     prob = Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
     gen = np.random.default_rng(6)
     state = SolverState.start(K, coding)

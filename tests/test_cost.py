@@ -16,10 +16,13 @@ def test_path_starts_are_spread_and_leave_room_for_the_lead_in():
 
 def test_estimate_of_a_small_config(tmp_path):
     config = {
-        "datasets": ["wine", "iris"], "sizes": {"default": [30], "iris": [20, 30]},
-        "n_subsamples": 10, "seed": 1, "methods": ["isvm", "ova"],
+        "datasets": ["wine", "iris"],
+        "sizes": {"default": [30], "iris": [20, 30]},
+        "n_subsamples": 10,
+        "seed": 1,
+        "methods": ["isvm", "ova"],
         "grid": {"gammas": [5], "C": {"start": 0.1, "stop": 5, "step": 0.5}},
-    }  # fmt: skip
+    }
     frame = estimate(config, stretches=2, points=2, log=lambda _: None)
     assert len(frame) == 6  # wine 30, iris 20 and 30, two methods each
     assert (frame["seconds_per_subsample"] > 0).all()

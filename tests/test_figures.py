@@ -26,9 +26,17 @@ def synthetic_records(seed: int = 0) -> pd.DataFrame:
         base = {"isvm": 0.9, "ova": 0.88, "ww": 0.86}[method]
         acc = float(np.clip(base - 0.02 * abs(C - 1.1) + 0.01 * gen.standard_normal(), 0, 1))
         rows.append(
-            {"dataset": ds, "Ns": ns, "method": method, "subsample": sub, "gamma": gamma,
-             "C": C, "loo_accuracy": round(acc * ns) / ns, "seconds": gen.random()}
-        )  # fmt: skip
+            {
+                "dataset": ds,
+                "Ns": ns,
+                "method": method,
+                "subsample": sub,
+                "gamma": gamma,
+                "C": C,
+                "loo_accuracy": round(acc * ns) / ns,
+                "seconds": gen.random(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -39,9 +47,12 @@ def test_curve_stats_mean_and_band():
     cell = recs[(recs.dataset == "iris") & (recs.Ns == 50) & (recs.method == "ova")]
     point = cell[(cell.gamma == 5.0) & (cell.C == 0.6)]["loo_accuracy"] * 100
     row = stats[
-        (stats.dataset == "iris") & (stats.Ns == 50) & (stats.method == "ova")
-        & (stats.gamma == 5.0) & (stats.C == 0.6)
-    ].iloc[0]  # fmt: skip
+        (stats.dataset == "iris")
+        & (stats.Ns == 50)
+        & (stats.method == "ova")
+        & (stats.gamma == 5.0)
+        & (stats.C == 0.6)
+    ].iloc[0]
     assert row["mean"] == pytest.approx(point.mean())
     assert row["lo"] == pytest.approx(np.percentile(point, 25))
     assert row["hi"] == pytest.approx(np.percentile(point, 75))
@@ -51,12 +62,15 @@ def test_curve_stats_mean_and_band():
 def test_near_best_share_by_hand():
     recs = pd.DataFrame(
         {
-            "dataset": "iris", "Ns": 50, "subsample": [0] * 4 + [1] * 4,
-            "method": ["isvm", "isvm", "ova", "ova"] * 2, "gamma": 5.0,
+            "dataset": "iris",
+            "Ns": 50,
+            "subsample": [0] * 4 + [1] * 4,
+            "method": ["isvm", "isvm", "ova", "ova"] * 2,
+            "gamma": 5.0,
             "C": [0.1, 0.6] * 4,
             "loo_accuracy": [0.90, 0.85, 0.89, 0.80, 0.70, 0.70, 0.72, 0.60],
         }
-    )  # fmt: skip
+    )
     share = figures.near_best_share(recs, tolerances=[0, 1, 5])
     got = share.set_index(["method", "tolerance"])["share"]
     # subsample 0: best 90; isvm {0, 5} -> x=0: 1/2, x=1: 1/2, x=5: 2/2; ova {1, 10}
@@ -151,11 +165,30 @@ def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     figures.add_arguments(parser)
     out = tmp_path / "adv.png"
-    args = parser.parse_args(["table3", "--table3", *map(str, files), "--vs-paper",
-                              *map(str, vs), "--advantage", str(out)])  # fmt: skip
+    args = parser.parse_args(
+        [
+            "table3",
+            "--table3",
+            *map(str, files),
+            "--vs-paper",
+            *map(str, vs),
+            "--advantage",
+            str(out),
+        ]
+    )
     assert len(files) > 1 and figures.run(args) == 0 and out.exists()
-    args = parser.parse_args(["table3", "--table3", str(files[0]), str(files[0]),
-                              "--vs-paper", str(vs[0]), "--advantage", str(out)])  # fmt: skip
+    args = parser.parse_args(
+        [
+            "table3",
+            "--table3",
+            str(files[0]),
+            str(files[0]),
+            "--vs-paper",
+            str(vs[0]),
+            "--advantage",
+            str(out),
+        ]
+    )
     assert figures.run(args) == 2
     assert "the same cell in more than one file" in capsys.readouterr().err
 

@@ -106,9 +106,13 @@ def primal_qp(K, y, n_classes: int, method: str, C: float, margin: float = 1.0):
         A = np.hstack([np.kron(np.ones((1, L)), np.eye(n)), np.zeros((n, nx))])
         b = np.zeros(n)
     problem = Problem(
-        sp.csc_matrix(0.5 * (P + P.T)), q, sp.csc_matrix(G), h,
-        None if A is None else sp.csc_matrix(A), b,
-    )  # fmt: skip
+        sp.csc_matrix(0.5 * (P + P.T)),
+        q,
+        sp.csc_matrix(G),
+        h,
+        None if A is None else sp.csc_matrix(A),
+        b,
+    )
     sol = solve_problem(problem, solver="clarabel", **CLARABEL)
     assert sol.found, "clarabel failed on the primal"
     x = sol.x
@@ -123,9 +127,13 @@ def scatter_paper_dual(K, y, n_classes: int, mu: float):
     same = y[:, None] == y[None, :]
     Kc = K * np.where(same, n_classes - 1.0, -1.0)
     problem = Problem(
-        sp.csc_matrix(Kc), np.zeros(n), A=sp.csc_matrix(np.ones((1, n))),
-        b=np.array([float(n_classes)]), lb=np.zeros(n), ub=np.full(n, mu),
-    )  # fmt: skip
+        sp.csc_matrix(Kc),
+        np.zeros(n),
+        A=sp.csc_matrix(np.ones((1, n))),
+        b=np.array([float(n_classes)]),
+        lb=np.zeros(n),
+        ub=np.full(n, mu),
+    )
     sol = solve_problem(problem, solver="clarabel", **CLARABEL)
     assert sol.found, "clarabel failed on eq. 15"
     a = np.clip(sol.x, 0.0, mu)
@@ -195,8 +203,9 @@ def test_matches_independent_primal_qp(method, solver, seed):
     Q = ref["Q"]
     assert res.objective == pytest.approx(float(a.sum() - 0.5 * a @ Q @ a), rel=1e-9)
     assert max_kkt(Q, a, ref["C"]) <= TOL * (1 + 1e-3) + 1e-9
-    assert_same_scores(library_scores(ref["K_new"], res.alpha, ref["y"], ref["L"], method),
-                       ref["scores"])  # fmt: skip
+    assert_same_scores(
+        library_scores(ref["K_new"], res.alpha, ref["y"], ref["L"], method), ref["scores"]
+    )
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -257,8 +266,10 @@ def _loo_agrees(X, y, method, gammas, Cs, **kw):
     _, ref, gap = loo_refit(X, y, method, gammas, Cs, tol=1e-9)
     differ = pred != ref
     near_tie = differ & (gap < NEAR_TIE)
-    print(f"{method}: {differ.sum()} of {differ.size} LOO predictions differ, {near_tie.sum()} "
-          f"at near-ties; {frame['n_uncertified'].sum()} uncertified folds")  # fmt: skip
+    print(
+        f"{method}: {differ.sum()} of {differ.size} LOO predictions differ, {near_tie.sum()} "
+        f"at near-ties; {frame['n_uncertified'].sum()} uncertified folds"
+    )
     assert differ.sum() == near_tie.sum()
     assert frame["converged"].all()
     return frame

@@ -278,18 +278,54 @@ def test_cli_writes_records(wine_npz, tmp_path):
     np.save(tmp_path / "sub.npy", idx)
     out = tmp_path / "loo" / "0.parquet"
     code = main(
-        ["loo", "--data", str(wine_npz), "--subsamples", str(tmp_path / "sub.npy"),
-         "--method", "ww", "--chunk", "1", "--reps-per-job", "1", "--gammas", "5",
-         "--C-start", "0.1", "--C-stop", "1.5", "--C-step", "0.7", "--out", str(out)]
-    )  # fmt: skip
+        [
+            "loo",
+            "--data",
+            str(wine_npz),
+            "--subsamples",
+            str(tmp_path / "sub.npy"),
+            "--method",
+            "ww",
+            "--chunk",
+            "1",
+            "--reps-per-job",
+            "1",
+            "--gammas",
+            "5",
+            "--C-start",
+            "0.1",
+            "--C-stop",
+            "1.5",
+            "--C-step",
+            "0.7",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     records = pd.read_parquet(out)
     assert len(records) == 2 and records["subsample"].unique().tolist() == [1]
     bad = main(
-        ["loo", "--data", str(tmp_path / "missing.npz"), "--subsamples", str(tmp_path / "sub.npy"),
-         "--method", "ww", "--gammas", "5", "--C-start", "0.1", "--C-stop", "1", "--C-step",
-         "0.5", "--out", str(out)]
-    )  # fmt: skip
+        [
+            "loo",
+            "--data",
+            str(tmp_path / "missing.npz"),
+            "--subsamples",
+            str(tmp_path / "sub.npy"),
+            "--method",
+            "ww",
+            "--gammas",
+            "5",
+            "--C-start",
+            "0.1",
+            "--C-stop",
+            "1",
+            "--C-step",
+            "0.5",
+            "--out",
+            str(out),
+        ]
+    )
     assert bad == 2
 
 
@@ -304,10 +340,29 @@ def test_warmup_command_writes_its_marker(tmp_path, capsys):
 
 def _loo_args(data: Path, subsamples: Path, out: Path, reps: int) -> list[str]:
     return [
-        "loo", "--data", str(data), "--subsamples", str(subsamples), "--method", "isvm",
-        "--chunk", "0", "--reps-per-job", str(reps), "--gammas", "5", "10", "--C-start", "0.1",
-        "--C-stop", "50", "--C-step", "0.5", "--out", str(out),
-    ]  # fmt: skip
+        "loo",
+        "--data",
+        str(data),
+        "--subsamples",
+        str(subsamples),
+        "--method",
+        "isvm",
+        "--chunk",
+        "0",
+        "--reps-per-job",
+        str(reps),
+        "--gammas",
+        "5",
+        "10",
+        "--C-start",
+        "0.1",
+        "--C-stop",
+        "50",
+        "--C-step",
+        "0.5",
+        "--out",
+        str(out),
+    ]
 
 
 def test_a_killed_chunk_resumes_from_its_checkpoints(wine_npz, tmp_path):
@@ -346,10 +401,11 @@ def test_a_killed_chunk_resumes_from_its_checkpoints(wine_npz, tmp_path):
     pd.testing.assert_frame_equal(records[cols], reference[cols])
     # subsample 0 came from the checkpoint, seconds and all
     pd.testing.assert_frame_equal(
-        records[records.subsample == 0].reset_index(drop=True), kept.assign(
-            dataset=records.dataset[0], scaling=records.scaling[0], Ns=40, method="isvm"
-        )[list(RECORD_COLUMNS)],
-    )  # fmt: skip
+        records[records.subsample == 0].reset_index(drop=True),
+        kept.assign(dataset=records.dataset[0], scaling=records.scaling[0], Ns=40, method="isvm")[
+            list(RECORD_COLUMNS)
+        ],
+    )
     assert not partial.exists()
 
 

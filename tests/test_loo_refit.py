@@ -146,10 +146,28 @@ def test_cli_runs_a_refit_method(iris_npz, tmp_path):
     np.save(tmp_path / "sub.npy", idx)
     out = tmp_path / "loo" / "0.parquet"
     code = main(
-        ["loo", "--data", str(iris_npz), "--subsamples", str(tmp_path / "sub.npy"),
-         "--method", "cs", "--reps-per-job", "2", "--gammas", "5",
-         "--C-start", "0.1", "--C-stop", "1.5", "--C-step", "0.7", "--out", str(out)]
-    )  # fmt: skip
+        [
+            "loo",
+            "--data",
+            str(iris_npz),
+            "--subsamples",
+            str(tmp_path / "sub.npy"),
+            "--method",
+            "cs",
+            "--reps-per-job",
+            "2",
+            "--gammas",
+            "5",
+            "--C-start",
+            "0.1",
+            "--C-stop",
+            "1.5",
+            "--C-step",
+            "0.7",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     records = pd.read_parquet(out)
     assert list(records.columns) == list(RECORD_COLUMNS)

@@ -85,10 +85,25 @@ def test_cli_writes_tables_and_figure(tmp_path, capsys):
     path = tmp_path / "records.parquet"
     _records().to_parquet(path)
     code = main(
-        ["sensitivity", "--records", str(path), "--n-subsamples", "3", "--scalings", *SHIFT,
-         "--poolings", "per_subsample", "mean_then_rank", "--setting", "grid=test", "--out-dir",
-         str(tmp_path / "t"), "--figure", str(tmp_path / "f" / "sens.png")]
-    )  # fmt: skip
+        [
+            "sensitivity",
+            "--records",
+            str(path),
+            "--n-subsamples",
+            "3",
+            "--scalings",
+            *SHIFT,
+            "--poolings",
+            "per_subsample",
+            "mean_then_rank",
+            "--setting",
+            "grid=test",
+            "--out-dir",
+            str(tmp_path / "t"),
+            "--figure",
+            str(tmp_path / "f" / "sens.png"),
+        ]
+    )
     assert code == 0
     md = (tmp_path / "t" / "sensitivity.md").read_text()
     assert "- grid: test" in md and "- sensitivity subsamples: the first 3" in md
@@ -121,7 +136,12 @@ def test_figure_footer_states_the_subsamples_used(tmp_path, monkeypatch):
 
     monkeypatch.setattr(sensitivity, "plot_sensitivity", record)
     write_sensitivity(
-        _records(), tmp_path, settings={}, n_subsamples=2, scalings=list(SHIFT),
-        figure=tmp_path / "s.png", caption="Settings: n_subsamples: 100",
-    )  # fmt: skip
+        _records(),
+        tmp_path,
+        settings={},
+        n_subsamples=2,
+        scalings=list(SHIFT),
+        figure=tmp_path / "s.png",
+        caption="Settings: n_subsamples: 100",
+    )
     assert captions == ["Settings: n_subsamples: 100; sensitivity subsamples: the first 2"]

@@ -120,8 +120,18 @@ def test_cli_writes_the_subsamples_of_the_data_set(tmp_path, capsys):
         np.load(out), draw_subsamples(ds.y, 50, 4, seed=7, dataset="iris")
     )
     bad = parser.parse_args(
-        ["--data", str(npz), "--ns", "500", "--n-subsamples", "4", "--seed", "7", "--out",
-         str(tmp_path / "bad.npy")]
-    )  # fmt: skip
+        [
+            "--data",
+            str(npz),
+            "--ns",
+            "500",
+            "--n-subsamples",
+            "4",
+            "--seed",
+            "7",
+            "--out",
+            str(tmp_path / "bad.npy"),
+        ]
+    )
     assert run(bad) == 2
     assert "Ns=500 is larger than the data set" in capsys.readouterr().err

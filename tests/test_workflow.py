@@ -40,12 +40,21 @@ PAPER = ROOT / "config" / "paper.yaml"
 TABLE_FILES = sorted(
     f"{stem}.{ext}"
     for stem in (
-        "table2", "table3", "table3_long", "table3_vs_paper", "table3_rows", "table4",
-        "table4_long", "table4_vs_paper", "loo_diagnostics", "table5", "sensitivity",
+        "table2",
+        "table3",
+        "table3_long",
+        "table3_vs_paper",
+        "table3_rows",
+        "table4",
+        "table4_long",
+        "table4_vs_paper",
+        "loo_diagnostics",
+        "table5",
+        "sensitivity",
         "sensitivity_datasets",
     )
     for ext in ("csv", "md")
-)  # fmt: skip
+)
 
 
 # ------------------------------------------------------------ isvm tables (unit)
@@ -59,11 +68,23 @@ def synthetic_records(seed: int = 0) -> pd.DataFrame:
     ):
         acc = float(np.clip(0.9 - 0.02 * C + 0.02 * gen.standard_normal(), 0, 1))
         rows.append(
-            {"dataset": ds, "Ns": ns, "method": method, "subsample": sub, "gamma": gamma,
-             "C": C, "loo_accuracy": round(acc * ns) / ns, "n_errors": 0, "n_support": 10,
-             "iterations": 5, "converged": True, "n_uncertified": 0, "n_capped": 0,
-             "seconds": gen.random()}
-        )  # fmt: skip
+            {
+                "dataset": ds,
+                "Ns": ns,
+                "method": method,
+                "subsample": sub,
+                "gamma": gamma,
+                "C": C,
+                "loo_accuracy": round(acc * ns) / ns,
+                "n_errors": 0,
+                "n_support": 10,
+                "iterations": 5,
+                "converged": True,
+                "n_uncertified": 0,
+                "n_capped": 0,
+                "seconds": gen.random(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -242,20 +263,32 @@ def _variant(tmp_path: Path, old: str, new: str) -> Path:
         ("  source: bundled", "  sourse: bundled", "'sourse' was unexpected"),
         ("pooling: per_subsample", "pooling: pool", "'pool' is not one of"),
         ("  scaling: zscore", "  scaling: standard", "'standard' is not one of"),
-        ("  n_subsamples: 2\n  scalings", "  n_subsamples: 3\n  scalings",
-         "config key 'sensitivity.n_subsamples': 3 is more than n_subsamples (2)"),
+        (
+            "  n_subsamples: 2\n  scalings",
+            "  n_subsamples: 3\n  scalings",
+            "config key 'sensitivity.n_subsamples': 3 is more than n_subsamples (2)",
+        ),
         ("n_subsamples: 2", "n_subsamples: 0", "config key 'n_subsamples': 0 is less than"),
         ("default: [30, 50]", "default: [30, x]", "config key 'sizes.default.1': 'x' is not of"),
         ("datasets: [iris, wine, glass]", "datasets: [iris, wine, glas]", "'glas' is not one of"),
-        ("default: [30, 50]", "default: [30, 160]", "config key 'sizes.default': Ns 160 is "
-         "larger than data set 'iris' (150 rows)"),
-        ("default: [30, 50]", "default: [30, 50]\n  yeast: [50]", "config key 'sizes.yeast': "
-         "'yeast' is not in datasets"),
+        (
+            "default: [30, 50]",
+            "default: [30, 160]",
+            "config key 'sizes.default': Ns 160 is larger than data set 'iris' (150 rows)",
+        ),
+        (
+            "default: [30, 50]",
+            "default: [30, 50]\n  yeast: [50]",
+            "config key 'sizes.yeast': 'yeast' is not in datasets",
+        ),
         ("{start: 0.1, stop: 2.0,", "{start: 3.0, stop: 2.0,", "config key 'grid.C': start"),
-        ("methods: [isvm, ova, ww]", "methods: [isvm, ova, svm]",
-         "config key 'methods.2': 'svm' is not one of"),
+        (
+            "methods: [isvm, ova, ww]",
+            "methods: [isvm, ova, svm]",
+            "config key 'methods.2': 'svm' is not one of",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_config_stops_with_a_message_naming_it(tmp_path, old, new, message):
     proc = snakemake("-n", "--directory", tmp_path, "--configfile", _variant(tmp_path, old, new))
     assert proc.returncode != 0
@@ -276,10 +309,19 @@ def test_schema_errors_are_one_line_each(tmp_path):
 def test_nested_overrides_are_typed(tmp_path):
     """`--config` values inside braces arrive as strings; they are read as numbers."""
     proc = snakemake(
-        "-n", "--directory", tmp_path, "--configfile", SMOKE, "--quiet", "rules", "--config",
-        "sizes={default: [30]}", "grid={gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}",
-        "percentiles=[10, 50]", "data={source: bundled, scaling: none}",
-    )  # fmt: skip
+        "-n",
+        "--directory",
+        tmp_path,
+        "--configfile",
+        SMOKE,
+        "--quiet",
+        "rules",
+        "--config",
+        "sizes={default: [30]}",
+        "grid={gammas: [5], C: {start: 0.1, stop: 1, step: 0.5}}",
+        "percentiles=[10, 50]",
+        "data={source: bundled, scaling: none}",
+    )
     assert proc.returncode == 0, _tail(proc)
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
     # iris, wine, glass at Ns 30 x 3 methods: unscaled (the study), zscore and minmax (sensitivity)
@@ -385,9 +427,16 @@ def test_smoke_run_produces_every_table_and_figure(smoke_run):
     timing = smoke_run / RUN / "timing"
     assert sorted(p.name for p in timing.iterdir()) == ["training_time.csv", "training_time.md"]
     figs = {p.name for p in (smoke_run / RUN / "figures").iterdir()}
-    for stem in ("loo_curves_iris", "loo_curves_wine", "loo_curves_glass", "near_best",
-                 "table3_differences", "table3_vs_paper", "isvm_advantage",
-                 "consistency"):  # fmt: skip
+    for stem in (
+        "loo_curves_iris",
+        "loo_curves_wine",
+        "loo_curves_glass",
+        "near_best",
+        "table3_differences",
+        "table3_vs_paper",
+        "isvm_advantage",
+        "consistency",
+    ):
         assert {f"{stem}.png", f"{stem}.pdf"} <= figs, stem
     # every table states the settings that produced it
     for name in TABLE_FILES:
@@ -398,8 +447,13 @@ def test_smoke_run_produces_every_table_and_figure(smoke_run):
     # Table 3 has the smoke cells and, for Ns = 50, the paper's cells beside ours
     t3 = pd.read_csv(smoke_run / RUN / "tables" / "table3.csv")
     assert sorted(zip(t3["dataset"], t3["Ns"], strict=True)) == [
-        ("Glass", 30), ("Glass", 50), ("Iris", 30), ("Iris", 50), ("Wine", 30), ("Wine", 50)
-    ]  # fmt: skip
+        ("Glass", 30),
+        ("Glass", 50),
+        ("Iris", 30),
+        ("Iris", 50),
+        ("Wine", 30),
+        ("Wine", 50),
+    ]
     comp = pd.read_csv(smoke_run / RUN / "tables" / "table3_vs_paper.csv")
     both = comp[comp["present"] == "both"]
     assert set(both["Ns"]) == {50} and len(both) == 3 * 9
@@ -428,9 +482,16 @@ def test_a_source_change_reruns_the_warmup_but_keeps_the_loo_records(smoke_run, 
     workdir = tmp_path / "copy"
     shutil.copytree(smoke_run, workdir, symlinks=True)
     proc = snakemake(
-        "-n", "--snakefile", repo / "Snakefile", "--directory", workdir, "--configfile", SMOKE,
-        "--quiet", "rules",
-    )  # fmt: skip
+        "-n",
+        "--snakefile",
+        repo / "Snakefile",
+        "--directory",
+        workdir,
+        "--configfile",
+        SMOKE,
+        "--quiet",
+        "rules",
+    )
     assert proc.returncode == 0, _tail(proc)
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
     assert counts.get("numba_warmup") == "1", proc.stdout
@@ -462,13 +523,30 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     resume: completed outputs keep their mtimes and the tables equal the reference run's."""
     workdir = tmp_path / "interrupted"
     workdir.mkdir()
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
-           "--cores", "1", "--configfile", str(SMOKE)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(SNAKEFILE),
+        "--directory",
+        str(workdir),
+        "--cores",
+        "1",
+        "--configfile",
+        str(SMOKE),
+    ]
     log = (workdir.parent / "first.log").open("w")
     # A run launched in the background by a non-interactive shell inherits an ignored
     # SIGINT; restore the default so that the interrupt below really interrupts.
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=_env(), preexec_fn=_default_sigint)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=_env(),
+        preexec_fn=_default_sigint,
+    )
     loo_dir = workdir / RUN / "loo"
     deadline = time.monotonic() + 600
     try:
@@ -499,7 +577,7 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     kept = [f for f in before if not _incomplete_marked(workdir, f)]
     proc2 = snakemake(
         "--directory", workdir, "--cores", 2, "--configfile", SMOKE, "--rerun-incomplete"
-    )  # fmt: skip
+    )
     assert proc2.returncode == 0, _tail(proc2)
     changed = [f for f in kept if (workdir / f).stat().st_mtime_ns != before[f]]
     assert not changed, f"completed outputs were recomputed: {changed}"
@@ -522,12 +600,38 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
     for chunk in (0, 1):
         out = tmp_path / f"{chunk}.parquet"
         cmd = [
-            sys.executable, "-m", "isvm", "loo", "--data", "resources/datasets/zscore/iris.npz",
-            "--subsamples", "results/smoke/subsamples/iris/Ns30.npy", "--method", "isvm",
-            "--chunk", str(chunk), "--reps-per-job", "1", "--gammas", "5", "10",
-            "--C-start", "0.1", "--C-stop", "2.0", "--C-step", "0.7", "--tol", "0.001",
-            "--threads", "2", "--seed", "2012", "--out", str(out),
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "isvm",
+            "loo",
+            "--data",
+            "resources/datasets/zscore/iris.npz",
+            "--subsamples",
+            "results/smoke/subsamples/iris/Ns30.npy",
+            "--method",
+            "isvm",
+            "--chunk",
+            str(chunk),
+            "--reps-per-job",
+            "1",
+            "--gammas",
+            "5",
+            "10",
+            "--C-start",
+            "0.1",
+            "--C-stop",
+            "2.0",
+            "--C-step",
+            "0.7",
+            "--tol",
+            "0.001",
+            "--threads",
+            "2",
+            "--seed",
+            "2012",
+            "--out",
+            str(out),
+        ]
         proc = subprocess.run(cmd, cwd=smoke_run, capture_output=True, text=True, env=_env())
         assert proc.returncode == 0, proc.stderr
         outs.append(pd.read_parquet(out))
@@ -555,13 +659,26 @@ def test_a_study_in_parts_then_hard_killed_resumes_to_the_same_tables(request, t
     records and finishes with tables byte-identical to one uninterrupted run's."""
     workdir = tmp_path / "killed"
     workdir.mkdir()
-    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir),
-           "--workflow-profile", str(ROOT / "workflow" / "profiles" / "default"),
-           "--configfile", str(SMOKE)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(SNAKEFILE),
+        "--directory",
+        str(workdir),
+        "--workflow-profile",
+        str(ROOT / "workflow" / "profiles" / "default"),
+        "--configfile",
+        str(SMOKE),
+    ]
     part = subprocess.run(
         [*cmd, "--config", "part={sizes: [30]}"],
-        capture_output=True, text=True, timeout=900, env=_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=_env(),
+    )
     assert part.returncode == 0, _tail(part)
     part_records = {p: p.stat().st_mtime_ns for p in _loo_outputs(workdir)}
     # iris, wine, glass at Ns 30: the study (zscore) and the sensitivity study's minmax
@@ -632,8 +749,12 @@ def test_a_lock_that_may_be_live_is_not_removed(tmp_path, owner):
         host = socket.gethostname() if owner == "live" else "another-host.example"
         if owner != "none":
             boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-            record = {"host": host, "pid": live.pid, "start": _process_start(live.pid),
-                      "boot_id": boot_id}  # fmt: skip
+            record = {
+                "host": host,
+                "pid": live.pid,
+                "start": _process_start(live.pid),
+                "boot_id": boot_id,
+            }
             (records / f"{host}-{live.pid}.json").write_text(json.dumps(record))
         proc = snakemake("--directory", tmp_path, "--cores", 1, "--configfile", minimal)
     finally:
@@ -675,8 +796,11 @@ def test_a_failed_rerun_keeps_the_published_tables(smoke_run, tmp_path):
 @pytest.mark.workflow
 def test_runs_of_different_configs_do_not_share_a_folder(tmp_path):
     named = _variant(tmp_path, "\nn_subsamples: 2", "\nn_subsamples: 2\nname: tiny")
-    for config, run in ((SMOKE, "smoke"), (named, "tiny"), (ROOT / "config" / "config.yaml",
-                                                            "config")):  # fmt: skip
+    for config, run in (
+        (SMOKE, "smoke"),
+        (named, "tiny"),
+        (ROOT / "config" / "config.yaml", "config"),
+    ):
         proc = snakemake("-n", "--directory", tmp_path, "--configfile", config, "-p")
         assert proc.returncode == 0, _tail(proc)
         outs = [w for w in proc.stdout.split() if w.startswith("results/")]
@@ -693,8 +817,12 @@ def test_report_command_needs_no_flags(smoke_run):
     report = smoke_run / RUN / "report.html"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "workflow" / "report.py"), "smoke"],
-        cwd=smoke_run, capture_output=True, text=True, timeout=600, env=_env(),
-    )  # fmt: skip
+        cwd=smoke_run,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(),
+    )
     assert proc.returncode == 0, _tail(proc)
     html = report.read_text(errors="replace")
     assert len(html) > 100_000 and "table3_differences.png" in html

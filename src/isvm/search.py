@@ -489,9 +489,12 @@ def _refit_folds(estimator, X, y, n_jobs) -> tuple[NDArray, float, int]:
     pairwise = get_tags(estimator).input_tags.pairwise
     if isinstance(estimator, KernelClassifier) and not pairwise:
         X = kernel_matrix(
-            np.asarray(X, dtype=np.float64), kernel=estimator.kernel, gamma=estimator.gamma,
-            degree=estimator.degree, coef0=estimator.coef0,
-        )  # fmt: skip
+            np.asarray(X, dtype=np.float64),
+            kernel=estimator.kernel,
+            gamma=estimator.gamma,
+            degree=estimator.degree,
+            coef0=estimator.coef0,
+        )
         estimator = clone(estimator).set_params(kernel="precomputed")
         pairwise = True
     n = y.shape[0]

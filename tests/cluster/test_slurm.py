@@ -84,9 +84,17 @@ def _env() -> dict[str, str]:
 
 def _snakemake_cmd(workdir: Path, *args: object) -> list[str]:
     return [
-        sys.executable, "-m", "snakemake", "--snakefile", str(SNAKEFILE),
-        "--directory", str(workdir), "--configfile", str(SMOKE), *map(str, args),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--snakefile",
+        str(SNAKEFILE),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(SMOKE),
+        *map(str, args),
+    ]
 
 
 def _say(msg: str) -> None:
@@ -146,8 +154,10 @@ def _squeue_all(run_id: str) -> dict[str, str]:
     """Job id -> state of the run's jobs that slurmctld still remembers (MinJobAge)."""
     out = subprocess.run(
         ["squeue", "--states=all", "--noheader", "--format=%i|%T", "--name", run_id],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return dict(line.split("|", 1) for line in out.split())
 
 
@@ -242,8 +252,11 @@ def local_run(cluster, tmp_path_factory) -> Path:
     start = time.perf_counter()
     proc = subprocess.run(
         _snakemake_cmd(workdir, "--workflow-profile", PROFILES / "default", "--cores", 2),
-        capture_output=True, text=True, timeout=RUN_TIMEOUT, env=_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        env=_env(),
+    )
     seconds = time.perf_counter() - start
     (workdir / "snakemake.log").write_text(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"the local run failed:\n{_tail(proc.stdout + proc.stderr)}"
@@ -260,8 +273,11 @@ def slurm_run(cluster, tmp_path_factory) -> SlurmRun:
     start = time.perf_counter()
     proc = subprocess.run(
         _snakemake_cmd(workdir, "--workflow-profile", LOCAL_PROFILE),
-        capture_output=True, text=True, timeout=RUN_TIMEOUT, env=_env(),
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        env=_env(),
+    )
     seconds = time.perf_counter() - start
     log = proc.stdout + proc.stderr
     (workdir / "snakemake.log").write_text(log)
@@ -331,8 +347,11 @@ def test_a_loo_job_killed_by_scancel_is_reported_and_retried(slurm_run, local_ru
     loo_logs = run_dir / "logs" / "loo" / redo
     assert loo_logs.is_dir(), f"no LOO logs under {workdir}"
     # .staging: the built tables and figures (rule publish copies them to tables/ ...)
-    for path in (run_dir / "loo" / redo, loo_logs, *(
-            run_dir / d for d in ("tables", "timing", "figures", ".staging"))):  # fmt: skip
+    for path in (
+        run_dir / "loo" / redo,
+        loo_logs,
+        *(run_dir / d for d in ("tables", "timing", "figures", ".staging")),
+    ):
         shutil.rmtree(path)
     log = workdir / "scancel-run.log"
 
@@ -340,20 +359,27 @@ def test_a_loo_job_killed_by_scancel_is_reported_and_retried(slurm_run, local_ru
     with log.open("w") as out:
         proc = subprocess.Popen(
             _snakemake_cmd(workdir, "--workflow-profile", LOCAL_PROFILE, "--retries", 1),
-            stdout=out, stderr=subprocess.STDOUT, text=True, env=_env(),
-        )  # fmt: skip
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_env(),
+        )
     try:
         run_id = _wait_for(
-            lambda: (m := RUN_ID.search(log.read_text())) and m.group(1), 120,
-            "the SLURM run ID", proc, log,
-        )  # fmt: skip
+            lambda: (m := RUN_ID.search(log.read_text())) and m.group(1),
+            120,
+            "the SLURM run ID",
+            proc,
+            log,
+        )
 
         def running_loo_batch():
             # a loo_batch job RUNNING in SLURM whose LOO commands have started
             out = subprocess.run(
                 ["squeue", "--noheader", "--states=RUNNING", "--format=%i|%k", "--name", run_id],
-                capture_output=True, text=True,
-            ).stdout  # fmt: skip
+                capture_output=True,
+                text=True,
+            ).stdout
             jobs = [line.split("|", 1) for line in out.split()]
             if not list(loo_logs.rglob("*.log")):
                 return None
@@ -397,5 +423,12 @@ def test_a_loo_job_killed_by_scancel_is_reported_and_retried(slurm_run, local_ru
         f"{', '.join(resubmitted)}; {len(submissions)} submissions, {seconds:.0f} s; "
         f"{n_tables} tables unchanged"
     )
-    _record("scancel", {"cancelled": victim, "resubmitted_as": resubmitted,
-                        "submissions": len(submissions), "wall_s": round(seconds)})  # fmt: skip
+    _record(
+        "scancel",
+        {
+            "cancelled": victim,
+            "resubmitted_as": resubmitted,
+            "submissions": len(submissions),
+            "wall_s": round(seconds),
+        },
+    )

@@ -27,9 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     fetch.add_argument("name", choices=DATASETS, metavar="NAME", help="registry name")
     fetch.add_argument(
-        "--source", choices=SOURCES, default="bundled",
+        "--source",
+        choices=SOURCES,
+        default="bundled",
         help="bundled (offline, as the workflow), openml (download) or auto (openml, else bundled)",
-    )  # fmt: skip
+    )
     fetch.add_argument("--scaling", choices=SCALINGS, default="zscore", help="feature scaling")
     fetch.add_argument("--out", type=Path, help="default: resources/datasets/SCALING/NAME.npz")
     fetch.add_argument(

@@ -283,12 +283,16 @@ def plot_near_best(
     )
     bottom = _footer_space(fig, caption) + 0.3 / height
     fig.subplots_adjust(
-        top=1 - 1.25 / height, bottom=bottom + 0.3 / height, left=0.6 / width,
+        top=1 - 1.25 / height,
+        bottom=bottom + 0.3 / height,
+        left=0.6 / width,
         right=1 - 0.2 / width,
-        hspace=0.55, wspace=0.12,
-    )  # fmt: skip
-    last_in_column = {j: max(i for i, d in enumerate(datasets) if _n_sizes(share, d) > j)
-                      for j in range(n_cols)}  # fmt: skip
+        hspace=0.55,
+        wspace=0.12,
+    )
+    last_in_column = {
+        j: max(i for i, d in enumerate(datasets) if _n_sizes(share, d) > j) for j in range(n_cols)
+    }
     x_max = float(share["tolerance"].max())
     for i, ds in enumerate(datasets):
         sizes = sorted(share.loc[share["dataset"] == ds, "Ns"].unique())
@@ -304,8 +308,9 @@ def plot_near_best(
                 if s.empty:
                     continue
                 st = _style(m)
-                ax.plot(s["tolerance"], 100 * s["share"], color=st["color"], lw=1.6,
-                        label=st["label"])  # fmt: skip
+                ax.plot(
+                    s["tolerance"], 100 * s["share"], color=st["color"], lw=1.6, label=st["label"]
+                )
             ax.set_title(f"{_title(ds)}, Ns = {ns}", fontsize=9)
             ax.grid(alpha=0.3)
             ax.set_xlim(0, x_max)
@@ -316,17 +321,24 @@ def plot_near_best(
                 ax.set_xlabel("x: accuracy points below the best", fontsize=8)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(
-        handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.62 / height),
-        ncol=len(methods), fontsize=8, frameon=False,
-    )  # fmt: skip
+        handles,
+        labels,
+        loc="upper center",
+        bbox_to_anchor=(0.5, 1 - 0.62 / height),
+        ncol=len(methods),
+        fontsize=8,
+        frameon=False,
+    )
     title = (
         "Share of the (C, gamma) grid within x accuracy points of the best model of the "
         "subsample (any method), mean over subsamples: higher = a wider good region"
     )
     fig.suptitle(
-        "\n".join(textwrap.wrap(title, width=int(width * 14))), fontsize=9, y=1 - 0.08 / height,
+        "\n".join(textwrap.wrap(title, width=int(width * 14))),
+        fontsize=9,
+        y=1 - 0.08 / height,
         va="top",
-    )  # fmt: skip
+    )
     return save_figure(fig, path, caption=caption)
 
 
@@ -394,8 +406,13 @@ def plot_table3_vs_paper(
     fig.subplots_adjust(bottom=bottom, top=0.9, left=0.12, right=0.97)
     markers = {10: "o", 25: "s", 50: "^"}
     if both.empty:
-        ax.text(0.5, 0.5, "no Table 3 cell in common with the paper", ha="center",
-                transform=ax.transAxes)  # fmt: skip
+        ax.text(
+            0.5,
+            0.5,
+            "no Table 3 cell in common with the paper",
+            ha="center",
+            transform=ax.transAxes,
+        )
         lo, hi = 0.0, 100.0
     else:
         lo = float(min(both["ours"].min(), both["paper"].min())) - 2
@@ -406,21 +423,37 @@ def plot_table3_vs_paper(
                 if s.empty:
                     continue
                 st = _style(m)
-                ax.scatter(s["paper"], s["ours"], color=st["color"], marker=mk, s=26,
-                           alpha=0.8, label=f"{st['label']}, top {q}%")  # fmt: skip
+                ax.scatter(
+                    s["paper"],
+                    s["ours"],
+                    color=st["color"],
+                    marker=mk,
+                    s=26,
+                    alpha=0.8,
+                    label=f"{st['label']}, top {q}%",
+                )
         several_sizes = both.groupby("dataset")["Ns"].nunique().max() > 1
         for (ds, ns), cell in both.groupby(["dataset", "Ns"], sort=False):
             # one label per data set (and size), at the mean of its cells
             name = f"{ds} {ns}" if several_sizes else str(ds)
-            ax.annotate(name, (cell["paper"].mean(), cell["ours"].mean()), fontsize=6,
-                        xytext=(3, 3), textcoords="offset points", color="0.25")  # fmt: skip
+            ax.annotate(
+                name,
+                (cell["paper"].mean(), cell["ours"].mean()),
+                fontsize=6,
+                xytext=(3, 3),
+                textcoords="offset points",
+                color="0.25",
+            )
         diff = both["ours"] - both["paper"]
         ax.text(
-            0.02, 0.98,
+            0.02,
+            0.98,
             f"{len(both)} cells; mean diff {diff.mean():+.2f}, mean |diff| "
             f"{diff.abs().mean():.2f} points",
-            transform=ax.transAxes, va="top", fontsize=8,
-        )  # fmt: skip
+            transform=ax.transAxes,
+            va="top",
+            fontsize=8,
+        )
         ax.legend(fontsize=7, loc="lower right")
     ax.plot([lo, hi], [lo, hi], color="0.3", ls="--", lw=1, label="_y = x")
     ax.set_xlim(lo, hi)
@@ -480,12 +513,21 @@ def plot_isvm_advantage(
                 g = frame[(frame["dataset"] == ds) & (frame["rival"] == rival)].sort_values("Ns")
                 if g.empty:
                     continue
-                ax.plot(g["Ns"], g["diff"], color=st["color"], marker=st["marker"], ms=5,
-                        label=f"ISVM - {RIVAL_LABELS[rival]}, {src}", **kw)  # fmt: skip
+                ax.plot(
+                    g["Ns"],
+                    g["diff"],
+                    color=st["color"],
+                    marker=st["marker"],
+                    ms=5,
+                    label=f"ISVM - {RIVAL_LABELS[rival]}, {src}",
+                    **kw,
+                )
         ax.set_title(_title(ds), fontsize=9)
         ax.set_xscale("log")
-        sizes = sorted(set(paper.loc[paper["dataset"] == ds, "Ns"]) | set(
-            ours.loc[ours["dataset"] == ds, "Ns"]))  # fmt: skip
+        sizes = sorted(
+            set(paper.loc[paper["dataset"] == ds, "Ns"])
+            | set(ours.loc[ours["dataset"] == ds, "Ns"])
+        )
         ax.set_xticks(sizes, [str(s) for s in sizes], fontsize=7)
         ax.minorticks_off()
         ax.tick_params(axis="y", labelsize=7)
@@ -493,8 +535,15 @@ def plot_isvm_advantage(
     if datasets:
         axes.flat[0].set_ylabel("points")
         handles, labels = axes.flat[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="upper center", ncol=4, fontsize=7, frameon=False,
-                   bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()))  # fmt: skip
+        fig.legend(
+            handles,
+            labels,
+            loc="upper center",
+            ncol=4,
+            fontsize=7,
+            frameon=False,
+            bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()),
+        )
     fig.suptitle(
         "ISVM minus rival against Ns (mean of the Table 3 columns "
         + ", ".join(f"{q:g}%" for q in percentiles)
@@ -564,16 +613,20 @@ def run(args: argparse.Namespace) -> int:
             vs_paper = _joined(args.vs_paper, ["dataset", "Ns", "column"])
             if args.heatmap is not None:
                 paths += plot_table3_differences(
-                    table3, args.heatmap,
-                    percentiles=args.percentiles, caption=args.caption,
-                )  # fmt: skip
+                    table3,
+                    args.heatmap,
+                    percentiles=args.percentiles,
+                    caption=args.caption,
+                )
             if args.scatter is not None:
                 paths += plot_table3_vs_paper(vs_paper, args.scatter, caption=args.caption)
             if args.advantage is not None:
                 paths += plot_isvm_advantage(
-                    table3, args.advantage,
-                    percentiles=args.percentiles, caption=args.caption,
-                )  # fmt: skip
+                    table3,
+                    args.advantage,
+                    percentiles=args.percentiles,
+                    caption=args.caption,
+                )
     except (ValueError, KeyError, OSError) as exc:
         print(f"isvm figures: error: {exc}", file=sys.stderr)
         return 2

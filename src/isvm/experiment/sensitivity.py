@@ -138,9 +138,12 @@ def plot_sensitivity(table: pd.DataFrame, path: str | Path, *, caption: str = ""
     width_in, height_in = max(7.0, 0.45 * len(table) + 2.5), 8.5
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(width_in, height_in), sharex=True)
     fig.subplots_adjust(
-        top=0.94, bottom=_footer_space(fig, caption) + 2.3 / height_in, hspace=0.12,
-        left=0.9 / width_in, right=1 - 0.3 / width_in,
-    )  # fmt: skip
+        top=0.94,
+        bottom=_footer_space(fig, caption) + 2.3 / height_in,
+        hspace=0.12,
+        left=0.9 / width_in,
+        right=1 - 0.3 / width_in,
+    )
     width = 0.27
     for k, m in enumerate(pooling.PAPER_METHODS):
         ax1.bar(x + (k - 1) * width, table[f"mad_{m}"], width, label=m, color=_style(m)["color"])
@@ -152,16 +155,31 @@ def plot_sensitivity(table: pd.DataFrame, path: str | Path, *, caption: str = ""
     ax1.grid(axis="y", alpha=0.3)
     for k, r in enumerate(pooling.RIVALS):
         ax2.bar(
-            x + (k - 0.5) * 0.38, table[f"isvm_gt_{r}"].astype(float), 0.38,
-            label=f"ours: ISVM > {r}", color=_style(r)["color"], alpha=0.8,
-        )  # fmt: skip
+            x + (k - 0.5) * 0.38,
+            table[f"isvm_gt_{r}"].astype(float),
+            0.38,
+            label=f"ours: ISVM > {r}",
+            color=_style(r)["color"],
+            alpha=0.8,
+        )
         ax2.scatter(
-            x + (k - 0.5) * 0.38, table[f"paper_isvm_gt_{r}"].astype(float), marker="_",
-            s=200, color="black", label="the paper, same cells" if k == 0 else None, zorder=3,
-        )  # fmt: skip
+            x + (k - 0.5) * 0.38,
+            table[f"paper_isvm_gt_{r}"].astype(float),
+            marker="_",
+            s=200,
+            color="black",
+            label="the paper, same cells" if k == 0 else None,
+            zorder=3,
+        )
     ax2.set_ylabel(f"cells where ISVM wins (of {int(table['cells_per_method'].max())})")
-    ax2.set_xticks(x, [_label(r) for r in table.to_dict("records")], fontsize=7, rotation=50,
-                   ha="right", rotation_mode="anchor")  # fmt: skip
+    ax2.set_xticks(
+        x,
+        [_label(r) for r in table.to_dict("records")],
+        fontsize=7,
+        rotation=50,
+        ha="right",
+        rotation_mode="anchor",
+    )
     top = float(np.nanmax(table[[f"paper_isvm_gt_{r}" for r in pooling.RIVALS]].astype(float)))
     ax2.set_ylim(0, 1.3 * max(top, float(table["cells_per_method"].max()) * 0.5, 1.0))
     ax2.legend(frameon=False, fontsize=8, ncol=3, loc="upper center")
@@ -184,9 +202,13 @@ def write_sensitivity(
 ) -> list[Path]:
     """Write ``sensitivity`` and ``sensitivity_datasets`` (CSV + Markdown) and the figure."""
     table, by_dataset = sensitivity_tables(
-        records, scalings=scalings, poolings=poolings, ww_methods=ww_methods,
-        n_subsamples=n_subsamples, percentiles=percentiles,
-    )  # fmt: skip
+        records,
+        scalings=scalings,
+        poolings=poolings,
+        ww_methods=ww_methods,
+        n_subsamples=n_subsamples,
+        percentiles=percentiles,
+    )
     settings = {**settings, "sensitivity subsamples": f"the first {n_subsamples}"}
     best = table.assign(mad=table[[f"mad_{m}" for m in pooling.PAPER_METHODS]].mean(axis=1))
     best = best.sort_values("mad", kind="mergesort").iloc[0]
@@ -225,9 +247,12 @@ def write_sensitivity(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm sensitivity``."""
     parser.add_argument(
-        "--records", type=Path, nargs="+", required=True,
+        "--records",
+        type=Path,
+        nargs="+",
+        required=True,
         help="LOO record .parquet files of every scaling and method",
-    )  # fmt: skip
+    )
     parser.add_argument("--n-subsamples", type=int, required=True, help="use the first N")
     parser.add_argument("--scalings", nargs="+", choices=SCALINGS, default=list(SCALINGS))
     parser.add_argument(
@@ -236,9 +261,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ww-methods", nargs="+", choices=WW_METHODS, default=list(WW_METHODS))
     parser.add_argument("--percentiles", type=float, nargs="+", default=list(pooling.PERCENTILES))
     parser.add_argument(
-        "--setting", action="append", default=[], metavar="KEY=VALUE",
+        "--setting",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="a line of the settings block written into every table (repeatable)",
-    )  # fmt: skip
+    )
     parser.add_argument("--out-dir", type=Path, default=Path("results/tables"))
     parser.add_argument("--figure", type=Path, help="figure .png (+ .pdf)")
     parser.add_argument("--caption", default="", help="figure footer")
@@ -252,11 +280,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         percentiles = [int(q) if float(q).is_integer() else q for q in args.percentiles]
         paths = write_sensitivity(
-            read_records(args.records), args.out_dir, settings=parse_settings(args.setting),
-            scalings=args.scalings, poolings=args.poolings, ww_methods=args.ww_methods,
-            n_subsamples=args.n_subsamples, percentiles=percentiles, figure=args.figure,
+            read_records(args.records),
+            args.out_dir,
+            settings=parse_settings(args.setting),
+            scalings=args.scalings,
+            poolings=args.poolings,
+            ww_methods=args.ww_methods,
+            n_subsamples=args.n_subsamples,
+            percentiles=percentiles,
+            figure=args.figure,
             caption=args.caption,
-        )  # fmt: skip
+        )
     except (ValueError, KeyError, OSError) as exc:
         print(f"isvm sensitivity: error: {exc}", file=sys.stderr)
         return 2

@@ -41,10 +41,17 @@ def _empty(dtype: type, ndim: int) -> np.ndarray:
 #: "no exact full optimum" (cd alone for the folds): empty arrays of Factor's types, so
 #: that fit_folds compiles once (None would be a second specialisation, about 10 s)
 NO_FACTOR = Factor(
-    _empty(np.int8, 1), _empty(np.int64, 1), _empty(np.int64, 1), _empty(np.float64, 2),
-    _empty(np.float64, 2), _empty(np.float64, 1), _empty(np.float64, 2),
-    _empty(np.float64, 2), _empty(np.int64, 1), _empty(np.int64, 2),
-)  # fmt: skip
+    _empty(np.int8, 1),
+    _empty(np.int64, 1),
+    _empty(np.int64, 1),
+    _empty(np.float64, 2),
+    _empty(np.float64, 2),
+    _empty(np.float64, 1),
+    _empty(np.float64, 2),
+    _empty(np.float64, 2),
+    _empty(np.int64, 1),
+    _empty(np.int64, 2),
+)
 
 
 class Warm(NamedTuple):

@@ -150,10 +150,17 @@ def run_chunk(
             continue
         start = time.perf_counter()
         frame = loo_records(
-            dataset.X[idx], y, method, gammas, Cs, tol=tol, max_iter=max_iter, threads=threads,
+            dataset.X[idx],
+            y,
+            method,
+            gammas,
+            Cs,
+            tol=tol,
+            max_iter=max_iter,
+            threads=threads,
             seed=derive_seed(seed, "loo", dataset.name, ns, r),
             progress=Progress(label, progress_every, log),
-        )  # fmt: skip
+        )
         frame.insert(0, "subsample", r)
         frames.append(frame)
         if checkpoints is not None:
@@ -178,30 +185,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm loo``."""
     parser.add_argument("--data", type=Path, required=True, help="data set .npz (isvm data fetch)")
     parser.add_argument(
-        "--subsamples", type=Path, required=True,
+        "--subsamples",
+        type=Path,
+        required=True,
         help="subsample index matrix .npy (isvm subsample), one row per subsample",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--method", required=True, choices=sorted(LOO_METHODS),
-        help="exact LOO engine: " + ", ".join(m for m, s in LOO_METHODS.items() if s == "engine")
-        + "; refit every fold: " + ", ".join(m for m, s in LOO_METHODS.items() if s == "refit"),
-    )  # fmt: skip
+        "--method",
+        required=True,
+        choices=sorted(LOO_METHODS),
+        help="exact LOO engine: "
+        + ", ".join(m for m, s in LOO_METHODS.items() if s == "engine")
+        + "; refit every fold: "
+        + ", ".join(m for m, s in LOO_METHODS.items() if s == "refit"),
+    )
     parser.add_argument("--chunk", type=int, default=0, help="chunk number (0-based)")
     parser.add_argument(
-        "--reps-per-job", type=int, default=1,
+        "--reps-per-job",
+        type=int,
+        default=1,
         help="subsamples per chunk: chunk K runs subsamples K*R .. K*R+R-1",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--gammas", type=float, nargs="+", required=True, metavar="GAMMA",
+        "--gammas",
+        type=float,
+        nargs="+",
+        required=True,
+        metavar="GAMMA",
         help="kernel widths gamma of exp(-gamma ||x - x'||^2 / M) (the paper: 5 10)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--C-start", type=float, required=True, help="first C of the grid (the paper: 0.1)"
     )
     parser.add_argument(
-        "--C-stop", type=float, required=True,
+        "--C-stop",
+        type=float,
+        required=True,
         help="the grid runs while C is below this (the paper: 50, i.e. up to 49.6)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--C-step", type=float, required=True, help="C step of the grid (the paper: 0.5)"
     )
@@ -215,13 +236,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the study's seed")
     parser.add_argument("--out", type=Path, required=True, help="output .parquet (atomic write)")
     parser.add_argument(
-        "--progress-every", type=float, default=300.0, metavar="SECONDS",
+        "--progress-every",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
         help="log progress within a subsample at most this often",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--no-checkpoints", dest="checkpoints", action="store_false",
+        "--no-checkpoints",
+        dest="checkpoints",
+        action="store_false",
         help="do not keep finished subsamples in OUT.partial/ for a resumed run",
-    )  # fmt: skip
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,17 +257,33 @@ def run(args: argparse.Namespace) -> int:
         Cs = c_grid(args.C_start, args.C_stop, args.C_step)
         if args.checkpoints:
             key = fingerprint(
-                args.data, args.subsamples, method=args.method, chunk=args.chunk,
-                reps_per_job=args.reps_per_job, gammas=list(args.gammas), Cs=Cs.tolist(),
-                tol=args.tol, max_iter=args.max_iter, seed=args.seed,
-            )  # fmt: skip
+                args.data,
+                args.subsamples,
+                method=args.method,
+                chunk=args.chunk,
+                reps_per_job=args.reps_per_job,
+                gammas=list(args.gammas),
+                Cs=Cs.tolist(),
+                tol=args.tol,
+                max_iter=args.max_iter,
+                seed=args.seed,
+            )
             checkpoints = Checkpoints(args.out.with_suffix(".partial"), key)
         records = run_chunk(
-            args.data, args.subsamples, args.method, args.chunk, args.reps_per_job,
-            list(args.gammas), Cs, tol=args.tol, max_iter=args.max_iter,
-            threads=args.threads, seed=args.seed, checkpoints=checkpoints,
+            args.data,
+            args.subsamples,
+            args.method,
+            args.chunk,
+            args.reps_per_job,
+            list(args.gammas),
+            Cs,
+            tol=args.tol,
+            max_iter=args.max_iter,
+            threads=args.threads,
+            seed=args.seed,
+            checkpoints=checkpoints,
             progress_every=args.progress_every,
-        )  # fmt: skip
+        )
     except (DataError, ValueError, OSError) as exc:
         print(f"isvm loo: error: {exc}", file=sys.stderr)
         return 2

@@ -269,9 +269,11 @@ def loo_grid(
                     else:
                         backoff.failed(t)
                 elif (
-                    cd_mode and probed and C > settings.cd_recheck_ratio * C_prev
+                    cd_mode
+                    and probed
+                    and C > settings.cd_recheck_ratio * C_prev
                     and not probe.still_cheap(state.dual)
-                ):  # fmt: skip
+                ):
                     # after a jump in C the last grid point's counts are stale (at the
                     # path's first C every multiplier sits at its bound and any probe
                     # passes, whatever the kernel): a sample of folds first
@@ -280,9 +282,17 @@ def loo_grid(
                 optimum = None
                 if active:
                     optimum = exact_full_fit(
-                        K, coding, var_i, var_j, state.alpha, C, settings=settings,
-                        retry_max_epochs=min(cap, 1000), seed=full_seed, previous=previous,
-                    )  # fmt: skip
+                        K,
+                        coding,
+                        var_i,
+                        var_j,
+                        state.alpha,
+                        C,
+                        settings=settings,
+                        retry_max_epochs=min(cap, 1000),
+                        seed=full_seed,
+                        previous=previous,
+                    )
                     # no exact optimum (too many free variables, or the sets never
                     # settled): the folds run cd, and so does the next grid point
                     cd_mode, probed = optimum is None, False
@@ -299,9 +309,15 @@ def loo_grid(
                             backoff.failed(t)
                 elif pre_tol > full_tol:
                     more, full_conv, _ = run_solver(
-                        state, var_i, var_j, C, solver="cd", tol=full_tol,
-                        max_iter=max(cap - full_epochs, 1), seed=full_seed,
-                    )  # fmt: skip
+                        state,
+                        var_i,
+                        var_j,
+                        C,
+                        solver="cd",
+                        tol=full_tol,
+                        max_iter=max(cap - full_epochs, 1),
+                        seed=full_seed,
+                    )
                     full_epochs += more
                 step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
                 fac = optimum.factor(var_id) if optimum is not None and not cd_mode else NO_FACTOR

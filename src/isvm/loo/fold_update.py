@@ -374,8 +374,9 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         ridge_n = 0.0
         for a in range(nn):
             v = touched[n_list[a]]
-            ridge_n = max(ridge_n, _core.q_entry(K, var_i[v], var_j[v], var_i[v], var_j[v],
-                                                 cols, vals, c))  # fmt: skip
+            ridge_n = max(
+                ridge_n, _core.q_entry(K, var_i[v], var_j[v], var_i[v], var_j[v], cols, vals, c)
+            )
         ridge_r = 0.0
         for a in range(nr):
             ridge_r = max(ridge_r, abs(T_ridge[nn + a, nn + a]))

@@ -150,9 +150,16 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         use_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
         warm = store.status[p] if use_warm else store.status[p, :0]
         exact, e = fold_active_set(
-            prob, p, C, full, fac, cfg, Warm(warm, status_prev), Dual(alpha, S, ssum),
+            prob,
+            p,
+            C,
+            full,
+            fac,
+            cfg,
+            Warm(warm, status_prev),
+            Dual(alpha, S, ssum),
             store.status[p],
-        )  # fmt: skip
+        )
     store.status_ok[p] = exact
     settled_prev = False
     if not exact and scale_prev > 0.0:

@@ -72,9 +72,17 @@ class FullOptimum:
         ``var_id`` maps (point, class) to the variable index (-1: not a variable).
         """
         return Factor(
-            self.status, self.free_vars, self.free_pos, self.Hinv, self.S_bound,
-            self.ssum_bound, self.Q_out, self.Y_out, self.out_pos, var_id,
-        )  # fmt: skip
+            self.status,
+            self.free_vars,
+            self.free_pos,
+            self.Hinv,
+            self.S_bound,
+            self.ssum_bound,
+            self.Q_out,
+            self.Y_out,
+            self.out_pos,
+            var_id,
+        )
 
 
 class Factorisation:
@@ -567,10 +575,21 @@ def _settle(
             free_pos[free] = np.arange(free.shape[0])
             nf = free.shape[0]
             result = FullOptimum(
-                alpha, S, ssum, status, free.astype(np.int64), free_pos, np.zeros((0, 0)),
-                S_bound, ssum_bound, it, np.zeros((0, nf)), np.zeros((0, nf)),
-                np.full(n_var, -1, dtype=np.int64), fact is None or fact.exact,
-            )  # fmt: skip
+                alpha,
+                S,
+                ssum,
+                status,
+                free.astype(np.int64),
+                free_pos,
+                np.zeros((0, 0)),
+                S_bound,
+                ssum_bound,
+                it,
+                np.zeros((0, nf)),
+                np.zeros((0, nf)),
+                np.full(n_var, -1, dtype=np.int64),
+                fact is None or fact.exact,
+            )
             return result, fact, r
         status = new
     return None

@@ -43,8 +43,13 @@ KEY_COLUMNS: tuple[str, ...] = ("dataset", "Ns", "method", "subsample", "gamma",
 RECORD_COLUMNS: tuple[str, ...] = ("dataset", "scaling", "Ns", "method", "subsample") + GRID_COLUMNS
 #: the columns Tables 3-4 may read (never ``seconds``: timing stays out of the accuracies)
 ACCURACY_COLUMNS: tuple[str, ...] = KEY_COLUMNS + (
-    "loo_accuracy", "n_errors", "n_support", "converged", "n_uncertified", "n_capped",
-)  # fmt: skip
+    "loo_accuracy",
+    "n_errors",
+    "n_support",
+    "converged",
+    "n_uncertified",
+    "n_capped",
+)
 
 
 def read_records(paths: Sequence[str | Path], columns: Sequence[str] | None = None) -> pd.DataFrame:

@@ -88,9 +88,15 @@ def _banded(C: float, tol: float, max_iter: int | None, seed: int):
     from isvm.baselines import BandedSVC
 
     binary = BandedSVC(
-        C=C, C_high=C, band_low=1.0, band_high=2.0, kernel="precomputed", tol=tol,
-        random_state=seed, **_with_cap(max_iter),
-    )  # fmt: skip
+        C=C,
+        C_high=C,
+        band_low=1.0,
+        band_high=2.0,
+        kernel="precomputed",
+        tol=tol,
+        random_state=seed,
+        **_with_cap(max_iter),
+    )
     return OneVsRestClassifier(binary)
 
 
@@ -147,9 +153,12 @@ def _one_vs_one_folds(full, K: NDArray, y_idx: NDArray[np.int64]):
                 conf[k] = est.decision_function(K[p : p + 1, idx])[0]
         scores = _ovr_decision_function(vote[None, :], conf[None, :], n_classes)
         return FoldFit(
-            full.classes_[np.argmax(scores, axis=1)].astype(np.int64), _top_two_gap(scores),
-            np.zeros(y_idx.shape[0] - 1, dtype=np.bool_), iterations, not capped,
-        )  # fmt: skip
+            full.classes_[np.argmax(scores, axis=1)].astype(np.int64),
+            _top_two_gap(scores),
+            np.zeros(y_idx.shape[0] - 1, dtype=np.bool_),
+            iterations,
+            not capped,
+        )
 
     return fold
 
@@ -214,15 +223,25 @@ def _formulation_fitter(
 
     def fit(K_train, y_train, K_test, C, seed) -> FoldFit:
         result = solve(
-            K_train, y_train, n_classes, formulation, C,
-            solver=solver, tol=tol, max_iter=max_iter, seed=seed,
-        )  # fmt: skip
+            K_train,
+            y_train,
+            n_classes,
+            formulation,
+            C,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            seed=seed,
+        )
         coding = formulation.encode(y_train, n_classes)
         scores = (K_test @ coefficient_matrix(result.alpha, coding)) @ A
         return FoldFit(
-            np.argmax(scores, axis=1), _top_two_gap(scores), result.alpha.any(axis=1),
-            int(result.iterations), bool(result.converged),
-        )  # fmt: skip
+            np.argmax(scores, axis=1),
+            _top_two_gap(scores),
+            result.alpha.any(axis=1),
+            int(result.iterations),
+            bool(result.converged),
+        )
 
     return fit
 
@@ -255,9 +274,12 @@ def _estimator_fitter(method: RefitMethod, tol: float, max_iter: int | None) -> 
         if present.shape[0] < 2:  # a fold left with one class predicts it
             n_test = K_test.shape[0]
             return FoldFit(
-                np.full(n_test, present[0]), np.full(n_test, np.inf),
-                np.zeros(y_train.shape[0], dtype=np.bool_), 0, True,
-            )  # fmt: skip
+                np.full(n_test, present[0]),
+                np.full(n_test, np.inf),
+                np.zeros(y_train.shape[0], dtype=np.bool_),
+                0,
+                True,
+            )
         estimator = method.build(C, tol, max_iter, seed % 2**32)
         capped = _fit_quietly(estimator, K_train, y_train)
         if K_test.shape[0]:
@@ -293,9 +315,7 @@ def _refit_point(
         fold = None if shortcut is None else shortcut(p, fold_seed)
         if fold is None:
             keep = np.arange(n) != p
-            fold = fitter(
-                K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C, fold_seed
-            )  # fmt: skip
+            fold = fitter(K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C, fold_seed)
         pred[p], gap[p] = fold.pred[0], fold.gap[0]
         iterations += fold.iterations
         capped += int(not fold.converged)

@@ -91,11 +91,20 @@ class LooSettings:
     def fold(self, *, tol: float, tol_floor: float, max_epochs: int, kappa: float) -> FoldSettings:
         """The fold kernels' settings for one LOO grid run."""
         return FoldSettings(
-            float(tol), float(tol_floor), int(max_epochs), float(kappa),
-            int(self.active_max_iter), int(self.active_max_changed), int(self.active_patience),
-            float(self.active_warm_ratio), int(self.warm_max_changes), float(self.free_threshold),
-            float(self.box_slack), float(self.ridge), float(self.stationary_tol),
-        )  # fmt: skip
+            float(tol),
+            float(tol_floor),
+            int(max_epochs),
+            float(kappa),
+            int(self.active_max_iter),
+            int(self.active_max_changed),
+            int(self.active_patience),
+            float(self.active_warm_ratio),
+            int(self.warm_max_changes),
+            float(self.free_threshold),
+            float(self.box_slack),
+            float(self.ridge),
+            float(self.stationary_tol),
+        )
 
 
 #: the settings the study runs

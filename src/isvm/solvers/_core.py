@@ -90,9 +90,15 @@ class StochasticRule(NamedTuple):
 
 #: no certification target
 NO_TARGET = Target(
-    -1, np.zeros((1, 1)), 0.0, 0.0, np.zeros(0, np.int64), np.zeros(0, np.bool_),
-    np.zeros((1, 1)), 0.0,
-)  # fmt: skip
+    -1,
+    np.zeros((1, 1)),
+    0.0,
+    0.0,
+    np.zeros(0, np.int64),
+    np.zeros(0, np.bool_),
+    np.zeros((1, 1)),
+    0.0,
+)
 
 # ---------------------------------------------------------------- random numbers
 # A tiny explicit-state generator (splitmix64) so that every solve is reproducible
