@@ -316,19 +316,21 @@ def test_estimator_attributes_and_shapes():
 @pytest.mark.parametrize("solver", ["cd", "smo", "sgd", "newton"])
 def test_other_solvers_are_refused(solver):
     X, y, *_ = make_problem(9)
-    with pytest.raises(ValueError, match="CrammerSingerSVC has one solver, solver='bcd'"):
+    with pytest.raises(
+        ValueError, match=r"'solver' parameter of \w+ must be a str among \{'bcd'\}"
+    ):
         CrammerSingerSVC(solver=solver).fit(X, y)
 
 
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"C": 0.0}, "C must be a positive number"),
-        ({"C": "1"}, "C must be a positive number"),
-        ({"gamma": -1.0}, "gamma must be a positive number"),
-        ({"kernel": "cosine"}, "kernel must be one of"),
-        ({"tol": 0.0}, "tol must be a positive number"),
-        ({"max_iter": 0}, "max_iter must be a positive integer"),
+        ({"C": 0.0}, r"'C' parameter of \w+ must be a float in the range \(0"),
+        ({"C": "1"}, r"'C' parameter of \w+ must be a float in the range \(0"),
+        ({"gamma": -1.0}, r"'gamma' parameter of \w+ must be a float in the range \(0"),
+        ({"kernel": "cosine"}, r"'kernel' parameter of \w+ must be a str"),
+        ({"tol": 0.0}, r"'tol' parameter of \w+ must be a float"),
+        ({"max_iter": 0}, r"'max_iter' parameter of \w+ must be an int in the range \[1, inf\)"),
     ],
 )
 def test_bad_parameters(params, match):

@@ -235,7 +235,7 @@ def test_single_class(Estimator):
 @pytest.mark.parametrize("C", [0.0, -1.0, np.nan, "1"])
 def test_bad_C(Estimator, C):
     X, y, _ = make_data(seed=9)
-    with pytest.raises(ValueError, match="C must be a positive number"):
+    with pytest.raises(ValueError, match=r"'C' parameter of \w+ must be a float in the range \(0"):
         Estimator(C=C).fit(X, y)
 
 
@@ -243,18 +243,20 @@ def test_bad_C(Estimator, C):
 @pytest.mark.parametrize("gamma", [0.0, -5.0, np.nan, None])
 def test_bad_gamma(Estimator, gamma):
     X, y, _ = make_data(seed=9)
-    with pytest.raises(ValueError, match="gamma must be a positive number"):
+    with pytest.raises(
+        ValueError, match=r"'gamma' parameter of \w+ must be a float in the range \(0"
+    ):
         Estimator(gamma=gamma).fit(X, y)
 
 
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"solver": "newton"}, "solver must be one of"),
-        ({"kernel": "cosine"}, "kernel must be one of"),
-        ({"tol": 0.0}, "tol must be a positive number"),
-        ({"max_iter": 0}, "max_iter must be a positive integer"),
-        ({"max_iter": 2.5}, "max_iter must be a positive integer"),
+        ({"solver": "newton"}, r"'solver' parameter of \w+ must be a str among"),
+        ({"kernel": "cosine"}, r"'kernel' parameter of \w+ must be a str"),
+        ({"tol": 0.0}, r"'tol' parameter of \w+ must be a float"),
+        ({"max_iter": 0}, r"'max_iter' parameter of \w+ must be an int in the range \[1, inf\)"),
+        ({"max_iter": 2.5}, r"'max_iter' parameter of \w+ must be an int in the range \[1, inf\)"),
     ],
 )
 def test_bad_parameters(params, match):
@@ -265,7 +267,7 @@ def test_bad_parameters(params, match):
 
 def test_bad_ww_kernel():
     X, y, _ = make_data(seed=9)
-    with pytest.raises(ValueError, match="ww_kernel must be 'full' or 'paper'"):
+    with pytest.raises(ValueError, match=r"'ww_kernel' parameter of \w+ must be a str"):
         WestonWatkinsSVC(ww_kernel="crammer").fit(X, y)
 
 

@@ -165,5 +165,5 @@ def test_unknown_solver_is_a_clear_error():
     ref = reference("isvm", 0, 20)
     with pytest.raises(ValueError, match="unknown solver 'mux'.*'mu'"):
         solve(ref["K"], ref["y"], ref["L"], "isvm", 1.0, solver="mux")
-    with pytest.raises(ValueError, match="solver must be one of"):
+    with pytest.raises(ValueError, match=r"'solver' parameter of \w+ must be a str among"):
         InhibitorySVC(solver="mux").fit(np.eye(3), [0, 1, 2])

@@ -5,82 +5,59 @@
 ``"linear"``, ``"poly"``, ``"sigmoid"`` or a callable, built by
 :func:`isvm.kernels.kernel_matrix`, whose gamma is per feature like the rbf's: ours =
 SVC's gamma x n_features; or a kernel matrix passed as X, ``kernel="precomputed"``), the
-parameter checks, the
-validation at fit time (labels, seed), the test kernel, ``decision_function`` and
-``predict`` from ``class_scores``, and the pairwise tag that makes scikit-learn slice a
-precomputed kernel. Not public; imported only by those two modules, so ``import isvm``
-loads no scikit-learn.
+parameter constraints, the validation at fit time (labels, seed), the test kernel,
+``decision_function`` and ``predict`` from ``class_scores``, and the pairwise tag that
+makes scikit-learn slice a precomputed kernel. Not public; imported only by those two
+modules, so ``import isvm`` loads no scikit-learn.
 """
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from isvm.kernels import GAMMA_CONVENTION, GAMMA_KERNELS, KERNELS, kernel_matrix
+from isvm.kernels import GAMMA_CONVENTION, KERNELS, kernel_matrix
 
-__all__ = ["KERNELS", "KernelClassifier"]
+__all__ = ["KERNELS", "POSITIVE", "KernelClassifier"]
+
+#: a real number > 0 and finite (C, tol, ...)
+POSITIVE = Interval(Real, 0, None, closed="neither")
+
+
+class _PerFeatureGamma(Interval):
+    """gamma > 0, finite; its error message states the per-feature convention."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()} ({GAMMA_CONVENTION})"
+
 
 
 class KernelClassifier(ClassifierMixin, BaseEstimator):
     """Kernel handling, checks, validation and prediction shared by the kernel classifiers.
 
     A subclass stores ``kernel``, ``gamma``, ``degree``, ``coef0`` and ``random_state``
-    (and whatever it checks) in its ``__init__`` and defines ``fit``;
+    (and its own parameters, with their ``_parameter_constraints``) in its ``__init__``
+    and defines ``fit``, which starts with ``self._validate_params()``;
     ``decision_function`` and ``predict`` work once it defines ``class_scores``
     (n_samples, n_classes), or it overrides them.
     """
 
-    # ------------------------------------------------------------ parameter checks
-
-    def _check_positive(self, name: str, finite: bool = False) -> None:
-        """Raise unless parameter ``name`` is a real number > 0 (and finite if asked)."""
-        value = getattr(self, name)
-        if (
-            not isinstance(value, numbers.Real)
-            or not value > 0
-            or (finite and not np.isfinite(value))
-        ):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
-
-    def _check_max_iter(self, allow_none: bool = False) -> None:
-        """Raise unless ``max_iter`` is a positive integer (or None, where allowed)."""
-        if allow_none and self.max_iter is None:
-            return
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            suffix = " or None" if allow_none else ""
-            raise ValueError(f"max_iter must be a positive integer{suffix}, got {self.max_iter!r}")
-
-    def _check_kernel(self) -> None:
-        """Raise unless ``kernel`` is known or callable and its parameters are valid.
-
-        ``gamma`` must be positive for the kernels that use it (the message states the
-        per-feature convention), ``degree`` a non-negative integer for "poly", ``coef0``
-        a finite number for "poly" and "sigmoid".
-        """
-        kernel = self.kernel
-        if callable(kernel):
-            return
-        if not isinstance(kernel, str) or kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS} or a callable, got {kernel!r}")
-        if kernel in GAMMA_KERNELS:
-            gamma = self.gamma
-            if not isinstance(gamma, numbers.Real) or not 0 < gamma < np.inf:
-                raise ValueError(
-                    f"gamma must be a positive number, got {gamma!r} ({GAMMA_CONVENTION})"
-                )
-        if kernel == "poly" and (not isinstance(self.degree, numbers.Integral) or self.degree < 0):
-            raise ValueError(f"degree must be a non-negative integer, got {self.degree!r}")
-        if kernel in ("poly", "sigmoid") and (
-            not isinstance(self.coef0, numbers.Real) or not np.isfinite(self.coef0)
-        ):
-            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}")
+    #: scikit-learn's parameter validation (``_validate_params``, called first in ``fit``);
+    #: each estimator extends it with its own parameters
+    _parameter_constraints: dict = {
+        "kernel": [StrOptions(set(KERNELS)), callable],
+        "gamma": [_PerFeatureGamma(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 0, None, closed="left")],
+        "coef0": [Interval(Real, None, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
 
     # ------------------------------------------------------------ fit and kernels
 

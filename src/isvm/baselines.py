@@ -21,16 +21,17 @@ solvers' explicit generator, so a fit is reproducible from its seed. docs/method
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsOneClassifier
+from sklearn.utils._param_validation import Interval
 
-from isvm._kernel_estimator import KernelClassifier
+from isvm._kernel_estimator import POSITIVE, KernelClassifier
 from isvm.solvers._core import projected_gradient, rng_state, shuffle_prefix
 
 __all__ = ["BandedSVC", "KernelPerceptron", "one_vs_one"]
@@ -136,6 +137,11 @@ class KernelPerceptron(KernelClassifier):
     n_updates_ (mistakes in all), converged_ (an epoch without mistakes was reached).
     """
 
+    _parameter_constraints: dict = {
+        **KernelClassifier._parameter_constraints,
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def __init__(
         self, gamma=5.0, kernel="rbf", max_iter=1000, random_state=None, degree=3, coef0=0.0
     ):
@@ -148,8 +154,7 @@ class KernelPerceptron(KernelClassifier):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> KernelPerceptron:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
-        self._check_kernel()
-        self._check_max_iter()
+        self._validate_params()
         X, y_idx, K, seed = self._validate_fit(X, y)
         n_classes = self.classes_.shape[0]
         A, epochs, converged, updates = _perceptron_epochs(
@@ -337,22 +342,23 @@ class BandedSVC(KernelClassifier):
         self.degree = degree
         self.coef0 = coef0
 
+    _parameter_constraints: dict = {
+        **KernelClassifier._parameter_constraints,
+        "C": [POSITIVE],
+        "C_high": [Interval(Real, 0, None, closed="left")],
+        "band_low": [POSITIVE],
+        "band_high": [Interval(Real, 0, None, closed="right")],  # may be inf
+        "tol": [POSITIVE],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
+
     def _check_params(self) -> None:
-        self._check_kernel()
-        self._check_max_iter()
-        self._check_positive("C", finite=True)
-        if (
-            not isinstance(self.C_high, numbers.Real)
-            or not self.C_high >= 0
-            or not np.isfinite(self.C_high)
-        ):
-            raise ValueError(f"C_high must be a non-negative number, got {self.C_high!r}")
-        lo, hi = self.band_low, self.band_high
-        if not isinstance(lo, numbers.Real) or not isinstance(hi, numbers.Real):
-            raise ValueError(f"band_low and band_high must be numbers, got {lo!r}, {hi!r}")
-        if not (0 < lo <= hi) or not np.isfinite(lo):
-            raise ValueError(f"need 0 < band_low <= band_high, got {lo!r}, {hi!r}")
-        self._check_positive("tol")
+        """The constraints, then what they cannot say: the band is an interval."""
+        self._validate_params()
+        if not self.band_low <= self.band_high:
+            raise ValueError(
+                f"need band_low <= band_high, got {self.band_low!r}, {self.band_high!r}"
+            )
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> BandedSVC:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and binary y."""

@@ -17,23 +17,104 @@ expect. ``class_scores`` always returns the full matrix.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from isvm._kernel_estimator import KERNELS as KERNELS  # re-exported: isvm.estimators.KERNELS
-from isvm._kernel_estimator import KernelClassifier
+from isvm._kernel_estimator import POSITIVE, KernelClassifier
 from isvm.methods import class_scores, dual_coefficients, get_formulation
 from isvm.solvers import SOLVERS, SolverResult, solve
 from isvm.solvers.crammer_singer import SOLVER_NAME as CS_SOLVER
 from isvm.solvers.crammer_singer import solve_crammer_singer
 
+_COMMON_PARAMETERS = """\
+    C : float, default=1.0
+        Box constraint of the dual, > 0.
+    gamma : float, default=5.0
+        Width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``, per feature as in
+        the paper: ours = scikit-learn SVC's gamma x n_features (``SVC(gamma=0.1)`` on 13
+        features is ``gamma=1.3``); the same convention for "poly" and "sigmoid".
+    kernel : {"rbf", "linear", "poly", "sigmoid", "precomputed"} or callable, default="rbf"
+        "rbf" is the paper's; a callable is ``kernel(X, Y) -> (n_X, n_Y)``; "precomputed"
+        takes kernel matrices as X. The formulas are in :mod:`isvm.kernels`."""
+
+_SOLVER_PARAMETERS = """\
+    solver : {"cd", "smo", "sgd", "mu"}, default="cd"
+        "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2), "mu"
+        (the multiplicative update of Cristianini et al., exact but slow).
+    tol : float, default=1e-3
+        Stopping tolerance on the KKT violation, > 0.
+    max_iter : int or None, default=None
+        Iteration cap (cd: epochs; smo/sgd/mu: steps); None for the solver's default.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the solver's visiting order."""
+
+_KERNEL_PARAMETERS = """\
+    degree : int, default=3
+        Degree of the "poly" kernel ``(gamma <x, x'> / n_features + coef0) ** degree``.
+    coef0 : float, default=0.0
+        Constant term of the "poly" and "sigmoid" kernels."""
+
+_ATTRIBUTES = """\
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels.
+    alpha_ : ndarray of shape (n_samples, n_classes)
+        The dual multipliers (zeros where a formulation has no variable).
+    dual_coef_ : ndarray of shape (n_samples, n_classes)
+        Class-score coefficients: the raw scores are ``K(X, X_train) @ dual_coef_``.
+    n_iter_ : int
+        Iterations of the solver (cd: epochs).
+    converged_ : bool
+        Whether the solver reached ``tol`` before ``max_iter`` (else a ConvergenceWarning).
+    kkt_violation_ : float
+        The largest KKT violation of the returned multipliers.
+    objective_ : float
+        The dual objective."""
+
 
 class _BiasFreeMulticlassSVC(KernelClassifier):
-    """Shared fit of the bias-free multiclass SVMs (not public); prediction is the base class's."""
+    """Shared parameters and fit of the bias-free multiclass SVMs (not public).
+
+    A formulation of :mod:`isvm.methods` is one subclass that names it in ``_method``;
+    prediction is the base class's.
+    """
 
     _method: str = ""
+    _parameter_constraints: dict = {
+        **KernelClassifier._parameter_constraints,
+        "C": [POSITIVE],
+        "solver": [StrOptions(set(SOLVERS))],
+        "tol": [POSITIVE],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        C=1.0,
+        gamma=5.0,
+        kernel="rbf",
+        solver="cd",
+        tol=1e-3,
+        max_iter=None,
+        random_state=None,
+        degree=3,
+        coef0=0.0,
+    ):
+        self.C = C
+        self.gamma = gamma
+        self.kernel = kernel
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.degree = degree
+        self.coef0 = coef0
 
     def _formulation_name(self) -> str:
         return self._method
@@ -41,17 +122,6 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
     def _loo_method(self) -> str:
         """This estimator's name in :data:`isvm.loo.LOO_METHODS` (its kernel="rbf" LOO)."""
         return self._formulation_name()
-
-    def _check_params(self) -> None:
-        self._check_positive("C")
-        self._check_kernel()
-        self._check_solver()
-        self._check_positive("tol")
-        self._check_max_iter(allow_none=True)
-
-    def _check_solver(self) -> None:
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
 
     def _solve(
         self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int
@@ -74,7 +144,7 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> _BiasFreeMulticlassSVC:
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
-        self._check_params()
+        self._validate_params()
         X, y_idx, K, seed = self._validate_fit(X, y)
         result, self.dual_coef_, self._mean_coef = self._solve(
             K, y_idx, self.classes_.shape[0], seed
@@ -99,110 +169,111 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         return class_scores(self._test_kernel(X) @ self.dual_coef_, self._mean_coef)
 
 
+def _document(cls: type) -> type:
+    """Fill the ``{parameters}`` and ``{attributes}`` of a docstring (numpydoc sections)."""
+    if cls.__doc__ is None:  # python -OO
+        return cls
+    cls.__doc__ = cls.__doc__.format(
+        parameters="\n".join((_COMMON_PARAMETERS, _SOLVER_PARAMETERS, _KERNEL_PARAMETERS)),
+        common=_COMMON_PARAMETERS,
+        kernel_parameters=_KERNEL_PARAMETERS,
+        attributes=_ATTRIBUTES,
+    )
+    return cls
+
+
+@_document
 class InhibitorySVC(_BiasFreeMulticlassSVC):
     """The inhibitory multiclass SVM (ISVM) of Huerta et al. (2012).
 
-    Class scores ``f_j(x) = sum_i alpha_ij y_ij K(x_i, x) - mean_j(...)`` (eq. 4.12):
-    each class is inhibited by the mean of all classes, with the inhibition
-    factor mu = 1/L that the paper derives (theorem 1).
+        Class scores ``f_j(x) = sum_i alpha_ij y_ij K(x_i, x) - mean_j(...)`` (eq. 4.12):
+        each class is inhibited by the mean of all classes, with the inhibition
+        factor mu = 1/L that the paper derives (theorem 1).
 
-    Parameters
-    ----------
-    C : box constraint of the dual, > 0.
-    gamma : width of the kernel ``exp(-gamma ||x - x'||^2 / n_features)``, per feature as
-        in the paper: ours = scikit-learn SVC's gamma x n_features (``SVC(gamma=0.1)`` on
-        13 features is ``gamma=1.3``); the same convention for "poly" and "sigmoid".
-    kernel : "rbf" (the paper's), "linear", "poly", "sigmoid", a callable
-        ``kernel(X, Y) -> (n_X, n_Y)``, or "precomputed" to pass kernel matrices as X;
-        the formulas are in :mod:`isvm.kernels`.
-    solver : "cd" (fast coordinate descent), "smo" (Algorithm 1), "sgd" (Algorithm 2),
-        "mu" (the multiplicative update of Cristianini et al., exact but slow).
-    tol : stopping tolerance on the KKT violation.
-    max_iter : iteration cap (cd: epochs; smo/sgd/mu: steps); None for the solver default.
-    random_state : seed (or RandomState) for the solver's visiting order.
-    degree : degree of the "poly" kernel ``(gamma <x, x'> / n_features + coef0) ** degree``.
-    coef0 : constant term of the "poly" and "sigmoid" kernels.
+        Parameters
+        ----------
+    {parameters}
+
+    {attributes}
     """
 
     _method = "isvm"
 
-    def __init__(
-        self,
-        C=1.0,
-        gamma=5.0,
-        kernel="rbf",
-        solver="cd",
-        tol=1e-3,
-        max_iter=None,
-        random_state=None,
-        degree=3,
-        coef0=0.0,
-    ):
-        self.C = C
-        self.gamma = gamma
-        self.kernel = kernel
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.degree = degree
-        self.coef0 = coef0
 
-
-class OneVsAllSVC(InhibitorySVC):
+@_document
+class OneVsAllSVC(_BiasFreeMulticlassSVC):
     """Bias-free 1-vs-all SVM: L binary SVMs, class j against the rest, argmax of scores.
 
-    Same parameters as :class:`InhibitorySVC`.
+        Parameters
+        ----------
+    {parameters}
+
+    {attributes}
     """
 
     _method = "ova"
 
 
-class LeeLinWahbaSVC(InhibitorySVC):
+@_document
+class LeeLinWahbaSVC(_BiasFreeMulticlassSVC):
     """Bias-free Lee-Lin-Wahba multiclass SVM (Lee, Lin and Wahba 2004), margin 1.
 
-    Primal, with ``f_m(x) = <w_m, phi(x)>``::
+        Primal, with ``f_m(x) = <w_m, phi(x)>``::
 
-        min 1/2 sum_m ||w_m||^2 + C sum_i sum_(j != y_i) [f_j(x_i) + 1]_+
-        s.t. sum_m w_m = 0.
+            min 1/2 sum_m ||w_m||^2 + C sum_i sum_(j != y_i) [f_j(x_i) + 1]_+
+            s.t. sum_m w_m = 0.
 
-    Dual (variables ``(i, j)``, ``j != y_i``)::
+        Dual (variables ``(i, j)``, ``j != y_i``)::
 
-        max sum alpha - 1/2 sum alpha_ij alpha_i'j' K(x_i, x_i') (I(j=j') - 1/L),
-        0 <= alpha_ij <= C,
+            max sum alpha - 1/2 sum alpha_ij alpha_i'j' K(x_i, x_i') (I(j=j') - 1/L),
+            0 <= alpha_ij <= C,
 
-    with ``f_m(x) = -sum_i alpha_im K(x_i, x) + 1/L sum_i sum_j alpha_ij K(x_i, x)`` (the
-    scores sum to 0 at every x). The published problem has margin ``1/(L-1)``
-    (``[f_j(x_i) + 1/(L-1)]_+``; Huerta et al. 2012, table 1): it is the same classifier,
-    its ``w`` this one's divided by ``L-1``, at ``C_LLW = C / (L-1)``. So this ``C`` is
-    ``(L-1)`` times the printed one and ``class_scores`` are ``(L-1)`` times the printed
-    ``f``; predictions are identical. Other parameters as :class:`InhibitorySVC`;
-    derivation in docs/methods.md.
+        with ``f_m(x) = -sum_i alpha_im K(x_i, x) + 1/L sum_i sum_j alpha_ij K(x_i, x)`` (the
+        scores sum to 0 at every x). The published problem has margin ``1/(L-1)``
+        (``[f_j(x_i) + 1/(L-1)]_+``; Huerta et al. 2012, table 1): it is the same classifier,
+        its ``w`` this one's divided by ``L-1``, at ``C_LLW = C / (L-1)``. So this ``C`` is
+        ``(L-1)`` times the printed one and ``class_scores`` are ``(L-1)`` times the printed
+        ``f``; predictions are identical. It is also the ISVM without its positive examples,
+        the consistent variant the paper's conclusion proposes (method ``isvm_neg``).
+        Derivations in docs/methods.md.
+
+        Parameters
+        ----------
+    {parameters}
+
+    {attributes}
     """
 
     _method = "llw"
 
 
-class ScatterSVC(InhibitorySVC):
+@_document
+class ScatterSVC(_BiasFreeMulticlassSVC):
     """Bias-free Scatter SVM (Jenssen, Kloft, Zien, Sonnenburg and Mueller 2012), hinge loss.
 
-    Each class score is compared with the mean score, with one slack per point::
+        Each class score is compared with the mean score, with one slack per point::
 
-        min 1/2 sum_m ||w_m - w_bar||^2 + C sum_i [1 - (f_(y_i)(x_i) - mean_m f_m(x_i))]_+,
+            min 1/2 sum_m ||w_m - w_bar||^2 + C sum_i [1 - (f_(y_i)(x_i) - mean_m f_m(x_i))]_+,
 
-    ``f_m(x) = <w_m, phi(x)>``, ``w_bar = mean_m w_m``. Dual (one variable per point)::
+        ``f_m(x) = <w_m, phi(x)>``, ``w_bar = mean_m w_m``. Dual (one variable per point)::
 
-        max sum alpha - 1/2 sum alpha_i alpha_i' K(x_i, x_i') (I(y_i = y_i') - 1/L),
-        0 <= alpha_i <= C,
+            max sum alpha - 1/2 sum alpha_i alpha_i' K(x_i, x_i') (I(y_i = y_i') - 1/L),
+            0 <= alpha_i <= C,
 
-    and ``f_m(x) = sum_(i: y_i = m) alpha_i K(x_i, x)`` (the prototype score, eq. 18 of the
-    paper without bias), reported minus its mean over classes. The paper fixes no margin:
-    its primal (eq. 13) maximises a margin rho, so its dual (eq. 15) is
-    ``min 1/2 a' K a`` with ``0 <= a <= mu``, ``sum a = L``. Both give the same classifiers:
-    this fit is the paper's solution at ``mu = C L / sum(alpha)``, with ``a = L alpha /
-    sum(alpha)``; the fitted ``mu_`` gives that value. ``alpha_`` is (n_samples, n_classes)
-    with the multiplier in column ``y_i`` and zeros elsewhere. Other parameters as
-    :class:`InhibitorySVC`; derivation in docs/methods.md.
+        and ``f_m(x) = sum_(i: y_i = m) alpha_i K(x_i, x)`` (the prototype score, eq. 18 of the
+        paper without bias), reported minus its mean over classes. The paper fixes no margin:
+        its primal (eq. 13) maximises a margin rho, so its dual (eq. 15) is
+        ``min 1/2 a' K a`` with ``0 <= a <= mu``, ``sum a = L``. Both give the same classifiers:
+        this fit is the paper's solution at ``mu = C L / sum(alpha)``, with ``a = L alpha /
+        sum(alpha)``; the fitted ``mu_`` gives that value. Derivation in docs/methods.md.
+
+        Parameters
+        ----------
+    {parameters}
+
+    {attributes}
+        mu_ : float
+            The paper's box (eq. 15) at which this fit is its solution.
     """
 
     _method = "scatter"
@@ -215,15 +286,28 @@ class ScatterSVC(InhibitorySVC):
         return self
 
 
+@_document
 class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
     """Bias-free Weston-Watkins multiclass SVM (appendix E of the paper).
 
-    ``ww_kernel="full"`` (default) solves the exact bias-free dual with kernel
-    ``K (I(y=y') - I(y=j') - I(j=y') + I(j=j'))``; ``ww_kernel="paper"`` uses the
-    kernel as printed in appendix E, ``K (I(y=y') + I(j=j'))``. Which one produced
-    the paper's numbers is open (docs/methods.md). Other parameters as
-    :class:`InhibitorySVC`.
+        Which dual kernel produced the paper's numbers is open (docs/methods.md); both are
+        here.
+
+        Parameters
+        ----------
+    {parameters}
+        ww_kernel : {{"full", "paper"}}, default="full"
+            "full" solves the exact bias-free dual with kernel
+            ``K (I(y=y') - I(y=j') - I(j=y') + I(j=j'))``; "paper" uses the kernel as printed
+            in appendix E, ``K (I(y=y') + I(j=j'))``.
+
+    {attributes}
     """
+
+    _parameter_constraints: dict = {
+        **_BiasFreeMulticlassSVC._parameter_constraints,
+        "ww_kernel": [StrOptions({"full", "paper"})],
+    }
 
     def __init__(
         self,
@@ -238,48 +322,66 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
         degree=3,
         coef0=0.0,
     ):
-        self.C = C
-        self.gamma = gamma
-        self.kernel = kernel
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
+        super().__init__(
+            C=C,
+            gamma=gamma,
+            kernel=kernel,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            random_state=random_state,
+            degree=degree,
+            coef0=coef0,
+        )
         self.ww_kernel = ww_kernel
-        self.degree = degree
-        self.coef0 = coef0
 
     def _formulation_name(self) -> str:
-        if self.ww_kernel not in ("full", "paper"):
-            raise ValueError(f"ww_kernel must be 'full' or 'paper', got {self.ww_kernel!r}")
         return "ww" if self.ww_kernel == "full" else "ww_paper"
 
 
+@_document
 class CrammerSingerSVC(_BiasFreeMulticlassSVC):
     """Bias-free kernel Crammer-Singer multiclass SVM (Crammer and Singer 2001; appendix F).
 
-    Primal, one weight vector per class and one slack per point::
+        Primal, one weight vector per class and one slack per point::
 
-        min_W  1/2 sum_m ||w_m||^2 + C sum_i xi_i,
-        xi_i = max_m (1 - I(m = y_i) + <w_m, phi(x_i)> - <w_(y_i), phi(x_i)>)   (>= 0).
+            min_W  1/2 sum_m ||w_m||^2 + C sum_i xi_i,
+            xi_i = max_m (1 - I(m = y_i) + <w_m, phi(x_i)> - <w_(y_i), phi(x_i)>)   (>= 0).
 
-    Dual (LIBLINEAR's form; ``alpha_`` is (n_samples, n_classes))::
+        Dual (LIBLINEAR's form; ``alpha_`` is (n_samples, n_classes))::
 
-        min  1/2 sum_(i,i') K_ii' <alpha_i, alpha_i'> + sum_(i,m) (1 - I(m = y_i)) alpha_i^m
-        s.t. sum_m alpha_i^m = 0,   alpha_i^m <= C I(m = y_i),
+            min  1/2 sum_(i,i') K_ii' <alpha_i, alpha_i'> + sum_(i,m) (1 - I(m = y_i)) alpha_i^m
+            s.t. sum_m alpha_i^m = 0,   alpha_i^m <= C I(m = y_i),
 
-    with ``w_m = sum_i alpha_i^m phi(x_i)``, so the class scores are
-    ``K(X, X_train) @ alpha_`` and ``dual_coef_`` is ``alpha_``. Appendix F's
-    multipliers are ``-alpha_i^j`` for ``j != y_i``. ``objective_`` is the dual in
-    maximisation form (the primal optimum at convergence), ``duality_gap_`` the
-    primal at the returned ``W`` minus it.
+        with ``w_m = sum_i alpha_i^m phi(x_i)``, so the class scores are
+        ``K(X, X_train) @ alpha_`` and ``dual_coef_`` is ``alpha_``. Appendix F's
+        multipliers are ``-alpha_i^j`` for ``j != y_i``.
 
-    Parameters as :class:`InhibitorySVC`, except ``solver``: the only solver is
-    ``"bcd"``, the exact per-point block coordinate descent of
-    :mod:`isvm.solvers.crammer_singer` (``max_iter`` counts its epochs). The
-    box-constrained solvers ``"cd"``, ``"smo"``, ``"sgd"`` and ``"mu"`` cannot express
-    the per-point equality constraint and are refused with a ValueError.
+        Parameters
+        ----------
+    {common}
+        solver : {{"bcd"}}, default="bcd"
+            The exact per-point block coordinate descent of :mod:`isvm.solvers.crammer_singer`.
+            The box-constrained solvers "cd", "smo", "sgd" and "mu" cannot express the
+            per-point equality constraint and are refused.
+        tol : float, default=1e-3
+            Stopping tolerance on the KKT violation, > 0.
+        max_iter : int or None, default=None
+            Cap on the epochs; None for the solver's default.
+        random_state : int, RandomState instance or None, default=None
+            Seed of the visiting order.
+    {kernel_parameters}
+
+    {attributes}
+            In maximisation form: the primal optimum at convergence.
+        duality_gap_ : float
+            The primal at the returned ``W`` minus ``objective_``.
     """
+
+    _parameter_constraints: dict = {
+        **_BiasFreeMulticlassSVC._parameter_constraints,
+        "solver": [StrOptions({CS_SOLVER})],
+    }
 
     def __init__(
         self,
@@ -293,27 +395,20 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
         degree=3,
         coef0=0.0,
     ):
-        self.C = C
-        self.gamma = gamma
-        self.kernel = kernel
-        self.solver = solver
-        self.tol = tol
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.degree = degree
-        self.coef0 = coef0
+        super().__init__(
+            C=C,
+            gamma=gamma,
+            kernel=kernel,
+            solver=solver,
+            tol=tol,
+            max_iter=max_iter,
+            random_state=random_state,
+            degree=degree,
+            coef0=coef0,
+        )
 
     def _loo_method(self) -> str:
         return "cs"
-
-    def _check_solver(self) -> None:
-        if self.solver != CS_SOLVER:
-            raise ValueError(
-                f"CrammerSingerSVC has one solver, solver={CS_SOLVER!r} (per-point block "
-                f"coordinate descent, isvm.solvers.crammer_singer); got {self.solver!r}. "
-                f"The box-constrained solvers {SOLVERS} cannot express its per-point "
-                "equality constraint sum_m alpha_i^m = 0"
-            )
 
     def _solve(
         self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int

@@ -102,10 +102,13 @@ def _check_grid(estimator: BaseEstimator, param_grid: Any) -> list[dict[str, Any
 
 
 def _check_candidate(estimator: BaseEstimator) -> None:
-    """Our estimators' own parameter checks (kernel, C, tol, ...), so that a bad value in
-    the grid fails before any fit; other estimators check theirs when fitted."""
-    if isinstance(estimator, KernelClassifier):
-        check = getattr(estimator, "_check_params", estimator._check_kernel)
+    """The estimator's parameter constraints (scikit-learn's ``_validate_params``), so that
+    a bad value in the grid fails before any fit; estimators without them check theirs
+    when fitted."""
+    check = getattr(estimator, "_check_params", None) or getattr(
+        estimator, "_validate_params", None
+    )
+    if check is not None and hasattr(estimator, "_parameter_constraints"):
         check()
 
 
