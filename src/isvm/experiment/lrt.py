@@ -41,7 +41,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -426,14 +426,3 @@ def run(args: argparse.Namespace) -> int:
                 f"closest: {r.closest}"
             )
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin wrapper
-    """Run as ``python -m isvm.experiment.lrt``."""
-    parser = argparse.ArgumentParser(prog="isvm lrt", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
