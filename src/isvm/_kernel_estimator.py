@@ -38,7 +38,6 @@ class _PerFeatureGamma(Interval):
         return f"{super().__str__()} ({GAMMA_CONVENTION})"
 
 
-
 class KernelClassifier(ClassifierMixin, BaseEstimator):
     """Kernel handling, checks, validation and prediction shared by the kernel classifiers.
 

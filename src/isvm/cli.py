@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lrt": ("isvm.experiment.lrt", "Table 4 likelihood-ratio tests from a Table 3 CSV"),
     "consistency": ("isvm.experiment.consistency", "Bayes-consistency Monte Carlo (Table 5)"),
     "figures": ("isvm.experiment.figures", "draw the study's figures"),
+    "publish": ("isvm.publish", "copy a run's staged tables and figures into place"),
     "cost": ("isvm.experiment.cost", "estimate a study config's core-hours from timed samples"),
     "select": ("isvm.select", "pick (gamma, C) for your own CSV data by exact leave-one-out"),
 }

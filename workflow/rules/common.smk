@@ -3,12 +3,10 @@
 # data registry and the C grid: standard library and NumPy, no numba), from this
 # checkout's src/ whether or not the package is installed in snakemake's environment.
 
-import hashlib
 import json
 import os
 import re
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
@@ -34,22 +32,15 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
 from isvm.data.registry import REGISTRY
 from isvm.loo.grid import c_grid
+from isvm.source import source_hash
 
 
 def config_error(key, message):
     raise WorkflowError(f"config key '{key}': {message}")
 
 
-def _source_hash():
-    """sha256 of the package's Python source: the numba warm-up reruns when it changes."""
-    digest = hashlib.sha256()
-    for path in sorted((ROOT / "src" / "isvm").rglob("*.py")):
-        digest.update(path.relative_to(ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-SOURCE_HASH = _source_hash()
+#: the package's source (isvm.source): the numba warm-up reruns when it changes
+SOURCE_HASH = source_hash()[:16]
 #: written by rule numba_warmup; every LOO job waits for it (shared by all runs here)
 NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
@@ -270,47 +261,91 @@ TABLES = f"{STAGE}/tables"
 FIGURES = f"{STAGE}/figures"
 TIMING = f"{STAGE}/timing"
 LOGS = f"{RUN_DIR}/logs"
-SENSITIVITY_TARGETS = (
-    [
-        f"{TABLES}/{s}.{ext}"
-        for s in ("sensitivity", "sensitivity_datasets")
-        for ext in ("csv", "md")
-    ]
-    + [f"{FIGURES}/sensitivity.{ext}" for ext in ("png", "pdf")]
-    if SENSITIVITY
-    else []
-)
-TABLE_STEMS = [
-    "table2",
-    "table3",
-    "table3_long",
-    "table3_vs_paper",
-    "table3_rows",
-    "table4",
-    "table4_long",
-    "table4_vs_paper",
-    "loo_diagnostics",
-    "table5",
-]
-#: Everything rule publish copies from STAGE to RUN_DIR.
-STAGED = (
-    [f"{TABLES}/{s}.{ext}" for s in TABLE_STEMS for ext in ("csv", "md")]
-    + [f"{TIMING}/training_time.{ext}" for ext in ("csv", "md")]
-    + [f"{FIGURES}/loo_curves_{ds}.{ext}" for ds in DATASETS for ext in ("png", "pdf")]
-    + [
-        f"{FIGURES}/{name}.{ext}"
-        for name in (
-            "near_best",
-            "table3_differences",
-            "table3_vs_paper",
-            "isvm_advantage",
-            "consistency",
+TABLE = ("csv", "md")
+FIGURE = ("png", "pdf")
+#: Every output rule publish copies from STAGE to RUN_DIR, in one place: its path under
+#: STAGE (no extension) -> (extensions, report caption file in workflow/report/ or
+#: None, the report's labels). Adding a table or figure is one entry here plus its
+#: rule's output.
+OUTPUTS = {
+    "tables/table2": (TABLE, "table2", {"table": "2: data sets"}),
+    "tables/table3": (TABLE, "table3", {"table": "3: top-q% mean LOO accuracy"}),
+    "tables/table3_long": (TABLE, None, None),
+    "tables/table3_vs_paper": (TABLE, "table3_vs_paper", {"table": "3 vs the paper"}),
+    "tables/table3_rows": (
+        TABLE,
+        "table3_rows",
+        {"table": "3 vs the paper, per row of Ns"},
+    ),
+    "tables/table4": (TABLE, "table4", {"table": "4: likelihood-ratio tests"}),
+    "tables/table4_long": (TABLE, None, None),
+    "tables/table4_vs_paper": (TABLE, "table4_vs_paper", {"table": "4 vs the paper"}),
+    "tables/loo_diagnostics": (TABLE, "loo_diagnostics", {"table": "LOO diagnostics"}),
+    "tables/table5": (TABLE, "table5", {"table": "5: Bayes consistency"}),
+    "timing/training_time": (TABLE, "training_time", {"table": "training time"}),
+    **{
+        f"figures/loo_curves_{ds}": (
+            FIGURE,
+            "loo_curves",
+            {"figure": "LOO accuracy against C", "data set": ds},
         )
-        for ext in ("png", "pdf")
-    ]
-    + [f"{FIGURES}/near_best.csv"]
-    + SENSITIVITY_TARGETS
-)
+        for ds in DATASETS
+    },
+    "figures/near_best": (
+        FIGURE,
+        "near_best",
+        {"figure": "share of the grid near the best"},
+    ),
+    "figures/table3_differences": (
+        FIGURE,
+        "table3_differences",
+        {"figure": "Table 3 differences"},
+    ),
+    "figures/table3_vs_paper": (
+        FIGURE,
+        "table3_scatter",
+        {"figure": "Table 3: ours vs the paper"},
+    ),
+    "figures/isvm_advantage": (
+        FIGURE,
+        "isvm_advantage",
+        {"figure": "ISVM minus rival against Ns"},
+    ),
+    "figures/consistency": (
+        FIGURE,
+        "consistency",
+        {"figure": "Bayes consistency (Table 5)"},
+    ),
+    "figures/near_best_csv": (("csv",), None, None),
+    **(
+        {
+            "tables/sensitivity": (
+                TABLE,
+                "sensitivity",
+                {"table": "3: sensitivity to the readings"},
+            ),
+            "tables/sensitivity_datasets": (TABLE, None, None),
+            "figures/sensitivity": (
+                FIGURE,
+                "sensitivity",
+                {"figure": "Table 3 sensitivity"},
+            ),
+        }
+        if SENSITIVITY
+        else {}
+    ),
+}
+
+
+def _staged_file(stem, ext):
+    # near_best.csv sits beside near_best.png; the registry needs distinct keys
+    return f"{STAGE}/{stem.removesuffix('_csv')}.{ext}"
+
+
+#: Everything rule publish copies from STAGE to RUN_DIR.
+STAGED = [
+    _staged_file(stem, ext) for stem, (exts, _, _) in OUTPUTS.items() for ext in exts
+]
 
 
 wildcard_constraints:
@@ -326,76 +361,16 @@ def published(path):
     return RUN_DIR + path[len(STAGE) :]
 
 
-#: caption file (workflow/report/), category and labels of each reported file, by stem
+#: caption file (workflow/report/), category and labels of each reported file, by its
+#: path under RUN_DIR (the first extension of its OUTPUTS entry)
 REPORTED = {
-    "tables/table2.csv": ("table2", "Tables", {"table": "2: data sets"}),
-    "tables/table3.csv": ("table3", "Tables", {"table": "3: top-q% mean LOO accuracy"}),
-    "tables/table3_vs_paper.csv": (
-        "table3_vs_paper",
-        "Tables",
-        {"table": "3 vs the paper"},
-    ),
-    "tables/table3_rows.csv": (
-        "table3_rows",
-        "Tables",
-        {"table": "3 vs the paper, per row of Ns"},
-    ),
-    "tables/table4.csv": ("table4", "Tables", {"table": "4: likelihood-ratio tests"}),
-    "tables/table4_vs_paper.csv": (
-        "table4_vs_paper",
-        "Tables",
-        {"table": "4 vs the paper"},
-    ),
-    "tables/loo_diagnostics.csv": (
-        "loo_diagnostics",
-        "Tables",
-        {"table": "LOO diagnostics"},
-    ),
-    "tables/table5.csv": ("table5", "Tables", {"table": "5: Bayes consistency"}),
-    "tables/sensitivity.csv": (
-        "sensitivity",
-        "Tables",
-        {"table": "3: sensitivity to the readings"},
-    ),
-    "timing/training_time.csv": ("training_time", "Tables", {"table": "training time"}),
-    "figures/near_best.png": (
-        "near_best",
-        "Figures",
-        {"figure": "share of the grid near the best"},
-    ),
-    "figures/table3_differences.png": (
-        "table3_differences",
-        "Figures",
-        {"figure": "Table 3 differences"},
-    ),
-    "figures/table3_vs_paper.png": (
-        "table3_scatter",
-        "Figures",
-        {"figure": "Table 3: ours vs the paper"},
-    ),
-    "figures/isvm_advantage.png": (
-        "isvm_advantage",
-        "Figures",
-        {"figure": "ISVM minus rival against Ns"},
-    ),
-    "figures/consistency.png": (
-        "consistency",
-        "Figures",
-        {"figure": "Bayes consistency (Table 5)"},
-    ),
-    "figures/sensitivity.png": (
-        "sensitivity",
-        "Figures",
-        {"figure": "Table 3 sensitivity"},
-    ),
-    **{
-        f"figures/loo_curves_{ds}.png": (
-            "loo_curves",
-            "Figures",
-            {"figure": "LOO accuracy against C", "data set": ds},
-        )
-        for ds in DATASETS
-    },
+    f"{stem}.{exts[0]}": (
+        caption,
+        "Tables" if stem.startswith(("tables/", "timing/")) else "Figures",
+        labels,
+    )
+    for stem, (exts, caption, labels) in OUTPUTS.items()
+    if caption is not None
 }
 
 
@@ -414,17 +389,6 @@ def published_output(staged):
         labels=labels,
         **extra,
     )
-
-
-def publish(staged, targets, log):
-    """Copy every staged file beside its target, then rename each into place."""
-    pairs = [(Path(s), Path(t)) for s, t in zip(staged, targets, strict=True)]
-    for src, dst in pairs:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dst.with_name(f".{dst.name}.publishing"))
-    for _, dst in pairs:
-        os.replace(dst.with_name(f".{dst.name}.publishing"), dst)
-    Path(log).write_text(f"published {len(pairs)} files from {STAGE} to {RUN_DIR}\n")
 
 
 def record_run():

@@ -1,8 +1,8 @@
-# Publishing: the table, figure and consistency jobs write under results/<run>/.staging/;
-# rule publish copies all of it to results/<run>/{tables,figures,timing}/ once every
-# one of them has succeeded. Snakemake deletes a job's outputs before running it and
-# after it fails, so a failed rerun now loses only staged files: the published tables
-# of the last complete run stay. The report entries (captions) are on the published files.
+# Publishing (isvm.publish): the table, figure and consistency jobs write under
+# results/<run>/.staging/; rule publish copies all of it to
+# results/<run>/{tables,figures,timing}/ once every one of them has succeeded, so a
+# failed rerun loses only staged files. The report entries (captions) are on the
+# published files.
 
 
 localrules:
@@ -16,8 +16,10 @@ rule publish:
         [published_output(f) for f in STAGED],
     log:
         f"{LOGS}/publish.log",
+    conda:
+        "../../envs/isvm.yaml"
     params:
         caption=SETTINGS_TEXT,  # the report's captions state the settings
         near=config["figures"]["near"],
-    run:
-        publish(input, output, log[0])
+    shell:
+        "python -m isvm publish --staged {input} --to {output} > {log} 2>&1"

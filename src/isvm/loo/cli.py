@@ -35,6 +35,7 @@ from isvm.loo.grid import c_grid
 from isvm.loo.records import RECORD_COLUMNS
 from isvm.loo.refit import LOO_METHODS, check_method, loo_records
 from isvm.seeding import derive_seed
+from isvm.source import source_hash
 
 
 def fingerprint(data_path: Path, subsamples_path: Path, **settings) -> str:
@@ -43,10 +44,7 @@ def fingerprint(data_path: Path, subsamples_path: Path, **settings) -> str:
     for path in (data_path, subsamples_path):
         digest.update(Path(path).read_bytes())
     digest.update(json.dumps(settings, sort_keys=True, default=repr).encode())
-    package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+    digest.update(source_hash().encode())
     return digest.hexdigest()
 
 
