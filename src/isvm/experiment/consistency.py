@@ -55,7 +55,7 @@ from isvm.experiment.consistency_losses import (
     minimise_lp,
 )
 from isvm.experiment.paper import paper_table
-from isvm.experiment.report import write_table
+from isvm.experiment.table_files import write_table
 from isvm.seeding import rng
 
 SAMPLINGS: tuple[str, ...] = ("simplex", "iid-uniform")

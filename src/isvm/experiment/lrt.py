@@ -298,7 +298,7 @@ def write_table4(
     notes: str = "",
 ) -> list[Path]:
     """Write Table 4 (``stem``), its long companion and the paper comparison; returns paths."""
-    from isvm.experiment.report import write_table
+    from isvm.experiment.table_files import write_table
 
     stem = Path(stem)
     settings = {**settings, "ties": ties, "pooled_sizes": pooled_sizes or DEFAULT_POOLED_SIZES}
@@ -382,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
     """Read the Table 3 CSV, write and print Table 4, and report the match with the paper."""
     import pandas as pd
 
-    from isvm.experiment.report import write_table
+    from isvm.experiment.table_files import write_table
 
     try:
         table3 = pd.read_csv(args.table3)

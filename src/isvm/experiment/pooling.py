@@ -45,7 +45,7 @@ import pandas as pd
 
 from isvm.experiment.lrt import DEFAULT_POOLED_SIZES
 from isvm.experiment.paper import PAPER_NAMES, paper_table
-from isvm.experiment.report import write_table
+from isvm.experiment.table_files import write_table
 from isvm.loo.records import KEY_COLUMNS
 
 POOLINGS: tuple[str, ...] = ("per_subsample", "mean_then_rank", "pooled")

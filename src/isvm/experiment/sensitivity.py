@@ -31,7 +31,7 @@ import pandas as pd
 
 from isvm.data.preprocess import SCALINGS
 from isvm.experiment import pooling
-from isvm.experiment.report import write_table
+from isvm.experiment.table_files import write_table
 
 WW_METHODS: tuple[str, ...] = ("ww", "ww_paper")
 READING_COLUMNS: tuple[str, ...] = ("scaling", "pooling", "ww_method")

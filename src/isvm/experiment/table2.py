@@ -19,7 +19,7 @@ import pandas as pd
 
 from isvm.data.load import Dataset
 from isvm.experiment.paper import PAPER_NAMES, paper_table
-from isvm.experiment.report import write_table
+from isvm.experiment.table_files import write_table
 
 #: Largest difference in base performance, in percentage points, flagged "near" not "DIFFERS".
 NEAR_PP = 1.5

@@ -32,8 +32,8 @@ import pandas as pd
 
 from isvm.data.load import load_npz
 from isvm.experiment import lrt, pooling
-from isvm.experiment.report import write_table
 from isvm.experiment.table2 import write_table2
+from isvm.experiment.table_files import write_table
 from isvm.loo.records import ACCURACY_COLUMNS, read_records
 from isvm.loo.refit import LOO_METHODS
 
