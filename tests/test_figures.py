@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from isvm.experiment import figures
+from isvm.experiment import figures, figures_cli
 from isvm.experiment.paper import paper_table
 from isvm.experiment.pooling import compare_table3, table3
 
@@ -144,13 +144,13 @@ def test_cli(tmp_path):
         g.to_parquet(p, index=False)
         paths.append(str(p))
     parser = argparse.ArgumentParser()
-    figures.add_arguments(parser)
+    figures_cli.add_arguments(parser)
     args = parser.parse_args(
         ["curves", "--records", *paths, "--dataset", "iris", "--out", str(tmp_path / "c.png")]
     )
-    assert figures.run(args) == 0 and (tmp_path / "c.pdf").exists()
+    assert figures_cli.run(args) == 0 and (tmp_path / "c.pdf").exists()
     args = parser.parse_args(["near-best", "--records", *paths])
-    assert figures.run(args) == 2  # --out is required
+    assert figures_cli.run(args) == 2  # --out is required
 
 
 def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
@@ -163,7 +163,7 @@ def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
         compare_table3(g).to_csv(tmp_path / f"vs_{ns}.csv", index=False)
     vs = sorted(tmp_path.glob("vs_*.csv"))
     parser = argparse.ArgumentParser()
-    figures.add_arguments(parser)
+    figures_cli.add_arguments(parser)
     out = tmp_path / "adv.png"
     args = parser.parse_args(
         [
@@ -176,7 +176,7 @@ def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
             str(out),
         ]
     )
-    assert len(files) > 1 and figures.run(args) == 0 and out.exists()
+    assert len(files) > 1 and figures_cli.run(args) == 0 and out.exists()
     args = parser.parse_args(
         [
             "table3",
@@ -189,7 +189,7 @@ def test_table3_figures_join_the_rows_of_several_runs(tmp_path, capsys):
             str(out),
         ]
     )
-    assert figures.run(args) == 2
+    assert figures_cli.run(args) == 2
     assert "the same cell in more than one file" in capsys.readouterr().err
 
 
