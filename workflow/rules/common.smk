@@ -1,11 +1,11 @@
-# Shared by every rule: cross-field config checks, the list of jobs, the settings
-# text that every table and figure states. Imports only isvm's light modules (the
-# data registry and the C grid: standard library and NumPy, no numba), from this
-# checkout's src/ whether or not the package is installed in snakemake's environment.
+# Shared by every rule: the config's cross-field checks, cells and settings text (from
+# isvm.study), the lists of jobs and `part`, and OUTPUTS, the registry of published
+# tables and figures. Imports only isvm's light modules (isvm.study, isvm.source:
+# standard library and NumPy, no numba), from this checkout's src/ whether or not the
+# package is installed in snakemake's environment.
 
 import json
 import os
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT / "src"))
 NUMBA_CACHE = Path.cwd() / "resources" / "numba-cache"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
-from isvm.data.registry import REGISTRY
-from isvm.loo.grid import c_grid
+from isvm import study
 from isvm.source import source_hash
+from isvm.study import config_problems
 
 
 def config_error(key, message):
@@ -44,82 +44,28 @@ SOURCE_HASH = source_hash()[:16]
 #: written by rule numba_warmup; every LOO job waits for it (shared by all runs here)
 NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
-SIZES = config["sizes"]
 METHODS = list(config["methods"])
+CONFIGFILES = list(workflow.overwrite_configfiles)
+for _key, _message in config_problems(config):
+    config_error(_key, _message)  # the first problem stops the run
 
 
 def sizes_of(ds):
     """The training-set sizes of data set ``ds``, ascending."""
-    return sorted(SIZES.get(ds, SIZES["default"]))
+    return study.sizes_of(config, ds)
 
 
-def _run_name():
-    """Config key `name`, or the stem of the last --configfile ('config' without one)."""
-    if config.get("name"):
-        return config["name"]
-    files = workflow.overwrite_configfiles
-    stem = Path(files[-1]).stem if files else "config"
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", stem):
-        config_error(
-            "name",
-            f"the config file's stem '{stem}' is not a usable run name; "
-            "set `name:` (letters, digits, '_', '.', '-') in the config",
-        )
-    return stem
-
-
+_name, _problem = study.run_name(config, CONFIGFILES)
+if _problem:
+    config_error("name", _problem)
 #: The run's name and folder: every output of this config lands under results/<name>/.
-RUN = _run_name()
+RUN = _name
 RUN_DIR = f"results/{RUN}"
-
-
-def check_config():
-    """Rules the schema cannot express; each error names the key."""
-    for key in SIZES:
-        if key != "default" and key not in DATASETS:
-            config_error(
-                f"sizes.{key}",
-                f"'{key}' is not in datasets ({', '.join(DATASETS)}); "
-                "list it there or remove its sizes",
-            )
-    for ds in DATASETS:
-        n_rows = REGISTRY[ds].n_rows
-        key = f"sizes.{ds}" if ds in SIZES else "sizes.default"
-        too_big = [ns for ns in sizes_of(ds) if ns > n_rows]
-        if too_big:
-            hint = "" if ds in SIZES else f"; give {ds} its own list under sizes.{ds}"
-            config_error(
-                key,
-                f"Ns {', '.join(map(str, too_big))} is larger than data set '{ds}' "
-                f"({n_rows} rows){hint}",
-            )
-    C = config["grid"]["C"]
-    if not C["start"] < C["stop"]:
-        config_error("grid.C", f"start ({C['start']}) must be below stop ({C['stop']})")
-    for q in config["percentiles"]:
-        if not 0 < q <= 100:
-            config_error("percentiles", f"{q} is not in (0, 100]")
-    sens = config.get("sensitivity")
-    if sens and sens["n_subsamples"] > config["n_subsamples"]:
-        config_error(
-            "sensitivity.n_subsamples",
-            f"{sens['n_subsamples']} is more than n_subsamples ({config['n_subsamples']})",
-        )
-
-
-check_config()
-
-
-def c_values():
-    """The C grid the LOO jobs run (isvm.loo.grid.c_grid: start, start + step, ... < stop)."""
-    C = config["grid"]["C"]
-    return [float(c) for c in c_grid(C["start"], C["stop"], C["step"])]
-
 
 N_SUBSAMPLES = config["n_subsamples"]
 REPS = config["reps_per_job"]
 N_CHUNKS = -(-N_SUBSAMPLES // REPS)
-CELLS = [(ds, ns) for ds in DATASETS for ns in sizes_of(ds)]
+CELLS = study.cells(config)
 #: the feature scaling of the study (data sets are kept per scaling)
 SCALING = config["data"]["scaling"]
 
@@ -171,18 +117,7 @@ SENSITIVITY_FILES = sensitivity_files()
 PART = config.get("part")
 PART_FILES = []
 if PART:
-    for ds in PART.get("datasets", []):
-        if ds not in DATASETS:
-            config_error(
-                "part.datasets", f"'{ds}' is not in datasets ({', '.join(DATASETS)})"
-            )
-    _part_cells = [
-        (ds, ns)
-        for ds, ns in CELLS
-        if ds in PART.get("datasets", DATASETS) and ns in PART.get("sizes", [ns])
-    ]
-    if not _part_cells:
-        config_error("part", f"{PART} selects no (data set, Ns) cell of this config")
+    _part_cells = study.part_cells(config)
     PART_FILES = loo_files(cells=_part_cells) + sensitivity_files(_part_cells)
     print(
         f"part {PART}: the LOO records of {len(_part_cells)} (data set, Ns) cells only; "
@@ -190,44 +125,8 @@ if PART:
         file=sys.stderr,
     )
 
-
-def _fmt(x):
-    return f"{x:g}"
-
-
-def _config_names():
-    """The config files' names, as the tables state them."""
-    files = workflow.overwrite_configfiles or ["config/config.yaml"]
-    return ", ".join(Path(f).name for f in files)
-
-
-SOLVER = config["solver"]
-GRID = config["grid"]
-CS = c_values()
-
-#: The settings every table and figure states (nothing that cannot change a
-#: number: chunking and threads are left out, so tables stay byte-identical).
-SETTINGS = {
-    "config": _config_names(),
-    "datasets": ", ".join(DATASETS),
-    "sizes (Ns)": "; ".join(
-        f"{ds} {', '.join(map(str, sizes_of(ds)))}" for ds in DATASETS
-    ),
-    "n_subsamples": N_SUBSAMPLES,
-    "grid": (
-        f"gamma {', '.join(map(_fmt, GRID['gammas']))} x C {_fmt(CS[0])} to "
-        f"{_fmt(CS[-1])} step {_fmt(GRID['C']['step'])} ({len(CS)} values)"
-    ),
-    "methods": ", ".join(METHODS),
-    "solver": (
-        f"{SOLVER['name']}, tol {_fmt(SOLVER['tol'])}, max_iter "
-        f"{SOLVER['max_iter'] if SOLVER['max_iter'] is not None else 'default'}"
-    ),
-    "seed": config["seed"],
-    "pooling (ranking)": config["pooling"],
-    "percentiles": ", ".join(map(_fmt, config["percentiles"])),
-    "data": f"source {config['data']['source']}, scaling {config['data']['scaling']}",
-}
+#: The settings every table and figure states (isvm.study.settings).
+SETTINGS = study.settings(config, CONFIGFILES)
 
 #: The settings as one line (figure footers and report captions).
 SETTINGS_TEXT = "Settings: " + "; ".join(f"{k}: {v}" for k, v in SETTINGS.items())
@@ -238,13 +137,7 @@ SETTINGS_ARGS = " ".join(shlex.quote(f"--setting={k}={v}") for k, v in SETTINGS.
 
 def loo_grid_args():
     """The grid and solver arguments of `isvm loo`."""
-    C = config["grid"]["C"]
-    args = ["--gammas", *map(str, config["grid"]["gammas"])]
-    args += ["--C-start", str(C["start"]), "--C-stop", str(C["stop"])]
-    args += ["--C-step", str(C["step"]), "--tol", str(config["solver"]["tol"])]
-    if config["solver"]["max_iter"] is not None:
-        args += ["--max-iter", str(config["solver"]["max_iter"])]
-    return " ".join(args)
+    return study.loo_grid_args(config)
 
 
 def parent_of(name):
