@@ -245,6 +245,16 @@ def test_row_summary_is_the_summary_of_each_row() -> None:
     assert line["winner_cells"] - line["same_winner"] == flips
 
 
+def test_row_summary_of_a_run_without_the_papers_three_methods() -> None:
+    """A run of other methods only (e.g. isvm_neg) or of ISVM alone: no rival columns."""
+    paper = paper_table(3)
+    other = paper[["dataset", "Ns"]].assign(isvm_neg_10=50.0, isvm_neg_25=50.0, isvm_neg_50=50.0)
+    rows = row_summary(compare_table3(other))
+    assert rows.empty or not rows["cells"].any()
+    alone = row_summary(compare_table3(paper[["dataset", "Ns", "isvm_10", "isvm_25"]]))
+    assert set(alone["method"]) == {"isvm"} and "same_winner" not in alone.columns
+
+
 def _paper_records() -> tuple[pd.DataFrame, pd.Series]:
     """Records whose top 10/25/50% of 20 grid points average to the paper's Table 3 cells.
 

@@ -329,9 +329,8 @@ def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
         out.loc[at, f"isvm_minus_{rival}"] = float(ours.mean())
         out.loc[at, f"paper_isvm_minus_{rival}"] = float(theirs.mean())
     trio = both[both["method"].isin(["isvm", *RIVALS])]
-    cells = trio.pivot_table(index=keys, columns="method", values=["ours", "paper"])
-    cells = cells.dropna()
-    if len(cells) and len(cells["ours"].columns) == 1 + len(RIVALS):
+    if set(trio["method"]) == {"isvm", *RIVALS}:
+        cells = trio.pivot_table(index=keys, columns="method", values=["ours", "paper"]).dropna()
         same = cells["ours"].idxmax(axis=1) == cells["paper"].idxmax(axis=1)
         out.loc[out["method"] == "isvm", "same_winner"] = int(same.sum())
         out.loc[out["method"] == "isvm", "winner_cells"] = len(cells)
