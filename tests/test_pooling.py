@@ -253,6 +253,9 @@ def test_row_summary_of_a_run_without_the_papers_three_methods() -> None:
     assert rows.empty or not rows["cells"].any()
     alone = row_summary(compare_table3(paper[["dataset", "Ns", "isvm_10", "isvm_25"]]))
     assert set(alone["method"]) == {"isvm"} and "same_winner" not in alone.columns
+    # as write_table3 lays it out: the paper's three columns present, empty
+    empty = other.assign(**{f"{m}_{q}": np.nan for m in ("isvm", "ova", "ww") for q in (10, 25)})
+    assert row_summary(compare_table3(empty)).empty
 
 
 def _paper_records() -> tuple[pd.DataFrame, pd.Series]:

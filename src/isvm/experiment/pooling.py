@@ -298,7 +298,10 @@ def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     percentile) cells with ISVM and every rival on both sides where our best of them is
     the paper's best. These are on the ISVM row.
     """
-    both = comparison[comparison["present"] == "both"]
+    # a method this run did not run is an empty column of our table: not compared
+    both = comparison[
+        (comparison["present"] == "both") & comparison["ours"].notna() & comparison["paper"].notna()
+    ]
     rows = []
     for method, g in both.groupby("method", sort=False):
         d = g["diff"].astype(float)
