@@ -211,3 +211,13 @@ def test_compare_table4_ran_only_keeps_the_sizes_of_this_run() -> None:
     assert sorted(set(every["Ns"])) == [50, 100, 200, 500]
     assert set(ran["Ns"]) == {50} and len(ran) == 6  # 2 rivals x 3 percentiles
     assert ran["ours"].notna().all()
+
+
+def test_table4_of_a_run_without_isvm_and_its_rivals(tmp_path):
+    """A run of other methods (e.g. methods: [isvm_neg]) still writes Table 4's files."""
+    empty = paper_table(3).iloc[:0]
+    paths = write_table4(empty, tmp_path / "t4", settings={"grid": "test"})
+    assert sorted(p.name for p in paths) == sorted(
+        f"t4{s}.{e}" for s in ("", "_long", "_vs_paper") for e in ("csv", "md")
+    )
+    assert "nothing to test" in (tmp_path / "t4.md").read_text()

@@ -300,6 +300,21 @@ def write_table4(
 
     stem = Path(stem)
     settings = {**settings, "ties": ties, "pooled_sizes": pooled_sizes or DEFAULT_POOLED_SIZES}
+    if table3.empty:  # a run of other methods: no ISVM and rival to test
+        import pandas as pd
+
+        empty = "This run has no data set with ISVM and 1-vs-all or WW: nothing to test."
+        return [
+            path
+            for suffix, columns in (("", TABLE4_COLUMNS), ("_long", ()), ("_vs_paper", ()))
+            for path in write_table(
+                pd.DataFrame(columns=list(columns)),
+                stem.with_name(stem.name + suffix),
+                title="Table 4: likelihood ratios, H0: rival better than or equal to ISVM",
+                settings=settings,
+                notes=empty,
+            )
+        ]
     main = lrt_table(table3, pooled_sizes=pooled_sizes, ties=ties)
     long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
     comp = compare_table4(table3, pooled_sizes=pooled_sizes, ties=ties, ran_only=True)
