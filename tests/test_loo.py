@@ -277,55 +277,18 @@ def test_cli_writes_records(wine_npz, tmp_path):
     idx = np.stack([rng(1, "cli", r).choice(178, 20, replace=False) for r in range(2)])
     np.save(tmp_path / "sub.npy", idx)
     out = tmp_path / "loo" / "0.parquet"
+    sub = str(tmp_path / "sub.npy")
+    grid = "--method ww --chunk 1 --reps-per-job 1 --gammas 5 --C-start 0.1 --C-stop 1.5"
     code = main(
-        [
-            "loo",
-            "--data",
-            str(wine_npz),
-            "--subsamples",
-            str(tmp_path / "sub.npy"),
-            "--method",
-            "ww",
-            "--chunk",
-            "1",
-            "--reps-per-job",
-            "1",
-            "--gammas",
-            "5",
-            "--C-start",
-            "0.1",
-            "--C-stop",
-            "1.5",
-            "--C-step",
-            "0.7",
-            "--out",
-            str(out),
-        ]
+        ["loo", "--data", str(wine_npz), "--subsamples", sub, *grid.split(), "--C-step", "0.7"]
+        + ["--out", str(out)]
     )
     assert code == 0
     records = pd.read_parquet(out)
     assert len(records) == 2 and records["subsample"].unique().tolist() == [1]
-    bad = main(
-        [
-            "loo",
-            "--data",
-            str(tmp_path / "missing.npz"),
-            "--subsamples",
-            str(tmp_path / "sub.npy"),
-            "--method",
-            "ww",
-            "--gammas",
-            "5",
-            "--C-start",
-            "0.1",
-            "--C-stop",
-            "1",
-            "--C-step",
-            "0.5",
-            "--out",
-            str(out),
-        ]
-    )
+    missing = str(tmp_path / "missing.npz")
+    grid = "--method ww --gammas 5 --C-start 0.1 --C-stop 1 --C-step 0.5"
+    bad = main(["loo", "--data", missing, "--subsamples", sub, *grid.split(), "--out", str(out)])
     assert bad == 2
 
 
@@ -339,27 +302,10 @@ def test_warmup_command_writes_its_marker(tmp_path, capsys):
 
 
 def _loo_args(data: Path, subsamples: Path, out: Path, reps: int) -> list[str]:
-    return [
-        "loo",
-        "--data",
-        str(data),
-        "--subsamples",
-        str(subsamples),
-        "--method",
-        "isvm",
-        "--chunk",
-        "0",
+    grid = "--method isvm --chunk 0 --gammas 5 10 --C-start 0.1 --C-stop 50 --C-step 0.5"
+    return ["loo", "--data", str(data), "--subsamples", str(subsamples), *grid.split()] + [
         "--reps-per-job",
         str(reps),
-        "--gammas",
-        "5",
-        "10",
-        "--C-start",
-        "0.1",
-        "--C-stop",
-        "50",
-        "--C-step",
-        "0.5",
         "--out",
         str(out),
     ]

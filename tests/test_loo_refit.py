@@ -145,28 +145,10 @@ def test_cli_runs_a_refit_method(iris_npz, tmp_path):
     idx = np.stack([rng(2, "refit-cli", r).choice(150, 15, replace=False) for r in range(2)])
     np.save(tmp_path / "sub.npy", idx)
     out = tmp_path / "loo" / "0.parquet"
+    grid = "--method cs --reps-per-job 2 --gammas 5 --C-start 0.1 --C-stop 1.5 --C-step 0.7"
     code = main(
-        [
-            "loo",
-            "--data",
-            str(iris_npz),
-            "--subsamples",
-            str(tmp_path / "sub.npy"),
-            "--method",
-            "cs",
-            "--reps-per-job",
-            "2",
-            "--gammas",
-            "5",
-            "--C-start",
-            "0.1",
-            "--C-stop",
-            "1.5",
-            "--C-step",
-            "0.7",
-            "--out",
-            str(out),
-        ]
+        ["loo", "--data", str(iris_npz), "--subsamples", str(tmp_path / "sub.npy")]
+        + [*grid.split(), "--out", str(out)]
     )
     assert code == 0
     records = pd.read_parquet(out)

@@ -481,16 +481,9 @@ def test_a_source_change_reruns_the_warmup_but_keeps_the_loo_records(smoke_run, 
         handle.write("# a changed source file\n")
     workdir = tmp_path / "copy"
     shutil.copytree(smoke_run, workdir, symlinks=True)
+    snakefile = repo / "Snakefile"
     proc = snakemake(
-        "-n",
-        "--snakefile",
-        repo / "Snakefile",
-        "--directory",
-        workdir,
-        "--configfile",
-        SMOKE,
-        "--quiet",
-        "rules",
+        "-n", "-s", snakefile, "--directory", workdir, "--configfile", SMOKE, "--quiet", "rules"
     )
     assert proc.returncode == 0, _tail(proc)
     counts = dict(line.split()[:2] for line in proc.stdout.splitlines() if len(line.split()) == 2)
@@ -523,19 +516,8 @@ def test_interrupted_run_resumes_without_redoing_jobs(request, tmp_path):
     resume: completed outputs keep their mtimes and the tables equal the reference run's."""
     workdir = tmp_path / "interrupted"
     workdir.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(SNAKEFILE),
-        "--directory",
-        str(workdir),
-        "--cores",
-        "1",
-        "--configfile",
-        str(SMOKE),
-    ]
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir)]
+    cmd += ["--cores", "1", "--configfile", str(SMOKE)]
     log = (workdir.parent / "first.log").open("w")
     # A run launched in the background by a non-interactive shell inherits an ignored
     # SIGINT; restore the default so that the interrupt below really interrupts.
@@ -599,39 +581,13 @@ def test_chunking_does_not_change_a_number(smoke_run, tmp_path):
     outs = []
     for chunk in (0, 1):
         out = tmp_path / f"{chunk}.parquet"
-        cmd = [
-            sys.executable,
-            "-m",
-            "isvm",
-            "loo",
-            "--data",
-            "resources/datasets/zscore/iris.npz",
-            "--subsamples",
-            "results/smoke/subsamples/iris/Ns30.npy",
-            "--method",
-            "isvm",
-            "--chunk",
-            str(chunk),
-            "--reps-per-job",
-            "1",
-            "--gammas",
-            "5",
-            "10",
-            "--C-start",
-            "0.1",
-            "--C-stop",
-            "2.0",
-            "--C-step",
-            "0.7",
-            "--tol",
-            "0.001",
-            "--threads",
-            "2",
-            "--seed",
-            "2012",
-            "--out",
-            str(out),
-        ]
+        args = (
+            "loo --data resources/datasets/zscore/iris.npz"
+            " --subsamples results/smoke/subsamples/iris/Ns30.npy --method isvm"
+            f" --chunk {chunk} --reps-per-job 1 --gammas 5 10 --C-start 0.1 --C-stop 2.0"
+            " --C-step 0.7 --tol 0.001 --threads 2 --seed 2012"
+        )
+        cmd = [sys.executable, "-m", "isvm", *args.split(), "--out", str(out)]
         proc = subprocess.run(cmd, cwd=smoke_run, capture_output=True, text=True, env=_env())
         assert proc.returncode == 0, proc.stderr
         outs.append(pd.read_parquet(out))
@@ -659,19 +615,9 @@ def test_a_study_in_parts_then_hard_killed_resumes_to_the_same_tables(request, t
     records and finishes with tables byte-identical to one uninterrupted run's."""
     workdir = tmp_path / "killed"
     workdir.mkdir()
-    cmd = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(SNAKEFILE),
-        "--directory",
-        str(workdir),
-        "--workflow-profile",
-        str(ROOT / "workflow" / "profiles" / "default"),
-        "--configfile",
-        str(SMOKE),
-    ]
+    profile = ROOT / "workflow" / "profiles" / "default"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "--directory", str(workdir)]
+    cmd += ["--workflow-profile", str(profile), "--configfile", str(SMOKE)]
     part = subprocess.run(
         [*cmd, "--config", "part={sizes: [30]}"],
         capture_output=True,
