@@ -156,10 +156,10 @@ TIMING = f"{STAGE}/timing"
 LOGS = f"{RUN_DIR}/logs"
 TABLE = ("csv", "md")
 FIGURE = ("png", "pdf")
-#: Every output rule publish copies from STAGE to RUN_DIR, in one place: its path under
-#: STAGE (no extension) -> (extensions, report caption file in workflow/report/ or
-#: None, the report's labels). Adding a table or figure is one entry here plus its
-#: rule's output.
+#: Every output that the publish step copies from STAGE to RUN_DIR, in one place; key:
+#: its path under STAGE (no extension); value: (extensions, report caption file in
+#: workflow/report/ or None, the report's labels). Adding a table or figure is one
+#: entry here plus the output of the job that makes it.
 OUTPUTS = {
     "tables/table2": (TABLE, "table2", {"table": "2: data sets"}),
     "tables/table3": (TABLE, "table3", {"table": "3: top-q% mean LOO accuracy"}),
