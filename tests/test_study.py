@@ -54,3 +54,19 @@ def test_settings_and_run_name():
     assert run_name(_with(name="mine"), ["x/paper.yaml"]) == ("mine", None)
     assert run_name(PAPER, ["my config.yaml"])[1] is not None
     assert "--gammas 5 10 --C-start 0.1 --C-stop 50" in study.loo_grid_args(PAPER)
+
+
+def test_outputs_are_one_registry_for_staged_files_and_the_report():
+    smoke = yaml.safe_load(open("config/smoke.yaml"))
+    staged = study.output_files(smoke, "S")
+    assert len(staged) == len(set(staged)) == 45  # 13 tables x 2, 9 figures x 2, a csv
+    assert "S/figures/near_best.csv" in staged and "S/tables/table3_rows.md" in staged
+    assert "S/tables/sensitivity.csv" in staged  # the smoke config has the key
+    assert "S/tables/sensitivity.csv" not in study.output_files(PAPER, "S")
+    reported = study.reported(smoke)
+    assert reported["tables/table3_rows.csv"][:2] == ("table3_rows", "Tables")
+    assert reported["figures/loo_curves_iris.png"][2]["data set"] == "iris"
+    assert all(f"S/{path}" in staged for path in reported)
+    files = study.loo_files(smoke, "R")
+    assert len(files) == 3 * 2 * 3 and files[0] == "R/loo/zscore/iris/Ns30/isvm/0.parquet"
+    assert len(study.sensitivity_files(smoke, "R")) == 2 * 3 * 3 * 2  # scalings x methods x cells

@@ -160,3 +160,147 @@ def loo_grid_args(config: Config) -> str:
     if solver["max_iter"] is not None:
         args += ["--max-iter", str(solver["max_iter"])]
     return " ".join(args)
+
+
+def sensitivity_methods(config: Config) -> list[str]:
+    """The methods of the sensitivity study (none without the ``sensitivity`` key)."""
+    sens = config.get("sensitivity")
+    return ["isvm", "ova", *sens["ww_methods"]] if sens else []
+
+
+def loo_files(
+    config: Config,
+    run_dir: str,
+    *,
+    dataset: str | None = None,
+    scaling: str | None = None,
+    methods: Sequence[str] | None = None,
+    n_chunks: int | None = None,
+    selected: Sequence[tuple[str, int]] | None = None,
+) -> list[str]:
+    """LOO record files under ``run_dir``: the study's (of one data set when ``dataset``
+    is given) unless the scaling, methods, number of chunks or cells say otherwise."""
+    scaling = config["data"]["scaling"] if scaling is None else scaling
+    methods = list(config["methods"]) if methods is None else methods
+    if n_chunks is None:
+        n_chunks = -(-int(config["n_subsamples"]) // int(config["reps_per_job"]))
+    return [
+        f"{run_dir}/loo/{scaling}/{ds}/Ns{ns}/{m}/{c}.parquet"
+        for ds, ns in (cells(config) if selected is None else selected)
+        if dataset is None or ds == dataset
+        for m in methods
+        for c in range(n_chunks)
+    ]
+
+
+def sensitivity_files(
+    config: Config, run_dir: str, selected: Sequence[tuple[str, int]] | None = None
+) -> list[str]:
+    """The sensitivity study's LOO record files (none without the ``sensitivity`` key)."""
+    sens = config.get("sensitivity")
+    if not sens:
+        return []
+    n_chunks = -(-int(sens["n_subsamples"]) // int(config["reps_per_job"]))
+    return sorted(
+        {
+            f
+            for scaling in sens["scalings"]
+            for f in loo_files(
+                config,
+                run_dir,
+                scaling=scaling,
+                methods=sensitivity_methods(config),
+                n_chunks=n_chunks,
+                selected=selected,
+            )
+        }
+    )
+
+
+TABLE = ("csv", "md")
+FIGURE = ("png", "pdf")
+
+
+def outputs(config: Config) -> dict[str, tuple[tuple[str, ...], str | None, dict | None]]:
+    """Every table and figure a run publishes, in one place: its path under the run's
+    staging folder, without extension -> (extensions, report caption file in
+    workflow/report/ or None, the report's labels). Adding a table or figure is one
+    entry here plus the output of the job that makes it."""
+    out: dict[str, tuple[tuple[str, ...], str | None, dict | None]] = {
+        "tables/table2": (TABLE, "table2", {"table": "2: data sets"}),
+        "tables/table3": (TABLE, "table3", {"table": "3: top-q% mean LOO accuracy"}),
+        "tables/table3_long": (TABLE, None, None),
+        "tables/table3_vs_paper": (TABLE, "table3_vs_paper", {"table": "3 vs the paper"}),
+        "tables/table3_rows": (TABLE, "table3_rows", {"table": "3 vs the paper, per row of Ns"}),
+        "tables/table4": (TABLE, "table4", {"table": "4: likelihood-ratio tests"}),
+        "tables/table4_long": (TABLE, None, None),
+        "tables/table4_vs_paper": (TABLE, "table4_vs_paper", {"table": "4 vs the paper"}),
+        "tables/loo_diagnostics": (TABLE, "loo_diagnostics", {"table": "LOO diagnostics"}),
+        "tables/table5": (TABLE, "table5", {"table": "5: Bayes consistency"}),
+        "timing/training_time": (TABLE, "training_time", {"table": "training time"}),
+    }
+    for ds in config["datasets"]:
+        labels = {"figure": "LOO accuracy against C", "data set": ds}
+        out[f"figures/loo_curves_{ds}"] = (FIGURE, "loo_curves", labels)
+    out.update(
+        {
+            "figures/near_best": (
+                FIGURE,
+                "near_best",
+                {"figure": "share of the grid near the best"},
+            ),
+            "figures/table3_differences": (
+                FIGURE,
+                "table3_differences",
+                {"figure": "Table 3 differences"},
+            ),
+            "figures/table3_vs_paper": (
+                FIGURE,
+                "table3_scatter",
+                {"figure": "Table 3: ours vs the paper"},
+            ),
+            "figures/isvm_advantage": (
+                FIGURE,
+                "isvm_advantage",
+                {"figure": "ISVM minus rival against Ns"},
+            ),
+            "figures/consistency": (
+                FIGURE,
+                "consistency",
+                {"figure": "Bayes consistency (Table 5)"},
+            ),
+            "figures/near_best.csv": (("",), None, None),
+        }
+    )
+    if config.get("sensitivity"):
+        out["tables/sensitivity"] = (
+            TABLE,
+            "sensitivity",
+            {"table": "3: sensitivity to the readings"},
+        )
+        out["tables/sensitivity_datasets"] = (TABLE, None, None)
+        out["figures/sensitivity"] = (FIGURE, "sensitivity", {"figure": "Table 3 sensitivity"})
+    return out
+
+
+def output_files(config: Config, stage: str) -> list[str]:
+    """The files of :func:`outputs` under ``stage``."""
+    return [
+        f"{stage}/{stem}.{ext}" if ext else f"{stage}/{stem}"
+        for stem, (exts, _, _) in outputs(config).items()
+        for ext in exts
+    ]
+
+
+def reported(config: Config) -> dict[str, tuple[str, str, dict]]:
+    """Caption file, report category and labels of each reported output, by its path
+    under the run's folder (the first extension of its :func:`outputs` entry)."""
+    return {
+        f"{stem}.{exts[0]}": (
+            caption,
+            "Tables" if stem.startswith(("tables/", "timing/")) else "Figures",
+            labels,
+        )
+        for stem, (exts, caption, labels) in outputs(config).items()
+        if caption is not None
+    }

@@ -1,6 +1,6 @@
-# Shared by every rule: the config's cross-field checks, cells and settings text (from
-# isvm.study), the lists of jobs and `part`, and OUTPUTS, the registry of published
-# tables and figures. Imports only isvm's light modules (isvm.study, isvm.source:
+# Shared by every rule: the config's cross-field checks, cells, settings text, LOO file
+# lists and the registry of published tables and figures (all from isvm.study), `part`,
+# the staging and report helpers. Imports only isvm's light modules (isvm.study, isvm.source:
 # standard library and NumPy, no numba), from this checkout's src/ whether or not the
 # package is installed in snakemake's environment.
 
@@ -62,9 +62,6 @@ if _problem:
 RUN = _name
 RUN_DIR = f"results/{RUN}"
 
-N_SUBSAMPLES = config["n_subsamples"]
-REPS = config["reps_per_job"]
-N_CHUNKS = -(-N_SUBSAMPLES // REPS)
 CELLS = study.cells(config)
 #: the feature scaling of the study (data sets are kept per scaling)
 SCALING = config["data"]["scaling"]
@@ -74,43 +71,17 @@ def dataset_file(ds, scaling=SCALING):
     return f"resources/datasets/{scaling}/{ds}.npz"
 
 
-def loo_files(
-    ds=None, scaling=SCALING, methods=METHODS, n_chunks=N_CHUNKS, cells=CELLS
-):
+def loo_files(ds=None, scaling=SCALING, methods=METHODS, cells=CELLS):
     """LOO record files: the study's (of one data set when ``ds`` is given) by default."""
-    return [
-        f"{RUN_DIR}/loo/{scaling}/{d}/Ns{ns}/{m}/{c}.parquet"
-        for d, ns in cells
-        if ds is None or d == ds
-        for m in methods
-        for c in range(n_chunks)
-    ]
+    return study.loo_files(
+        config, RUN_DIR, dataset=ds, scaling=scaling, methods=methods, selected=cells
+    )
 
 
 #: the sensitivity study (config key `sensitivity`): readings of what the paper leaves open
 SENSITIVITY = config.get("sensitivity")
-SENSITIVITY_METHODS = ["isvm", "ova", *SENSITIVITY["ww_methods"]] if SENSITIVITY else []
-
-
-def sensitivity_files(cells=CELLS):
-    """The sensitivity study's LOO record files (none without the `sensitivity` key)."""
-    if not SENSITIVITY:
-        return []
-    return sorted(
-        {
-            f
-            for sc in SENSITIVITY["scalings"]
-            for f in loo_files(
-                scaling=sc,
-                methods=SENSITIVITY_METHODS,
-                n_chunks=-(-SENSITIVITY["n_subsamples"] // REPS),
-                cells=cells,
-            )
-        }
-    )
-
-
-SENSITIVITY_FILES = sensitivity_files()
+SENSITIVITY_METHODS = study.sensitivity_methods(config)
+SENSITIVITY_FILES = study.sensitivity_files(config, RUN_DIR)
 
 #: config key `part`: only these cells' LOO records (the study's and the sensitivity
 #: study's), in the whole run's paths, so that parts add up to the whole
@@ -118,7 +89,9 @@ PART = config.get("part")
 PART_FILES = []
 if PART:
     _part_cells = study.part_cells(config)
-    PART_FILES = loo_files(cells=_part_cells) + sensitivity_files(_part_cells)
+    PART_FILES = loo_files(cells=_part_cells) + study.sensitivity_files(
+        config, RUN_DIR, _part_cells
+    )
     print(
         f"part {PART}: the LOO records of {len(_part_cells)} (data set, Ns) cells only; "
         "the same command without `part` builds the tables",
@@ -154,91 +127,8 @@ TABLES = f"{STAGE}/tables"
 FIGURES = f"{STAGE}/figures"
 TIMING = f"{STAGE}/timing"
 LOGS = f"{RUN_DIR}/logs"
-TABLE = ("csv", "md")
-FIGURE = ("png", "pdf")
-#: Every output that the publish step copies from STAGE to RUN_DIR, in one place; key:
-#: its path under STAGE (no extension); value: (extensions, report caption file in
-#: workflow/report/ or None, the report's labels). Adding a table or figure is one
-#: entry here plus the output of the job that makes it.
-OUTPUTS = {
-    "tables/table2": (TABLE, "table2", {"table": "2: data sets"}),
-    "tables/table3": (TABLE, "table3", {"table": "3: top-q% mean LOO accuracy"}),
-    "tables/table3_long": (TABLE, None, None),
-    "tables/table3_vs_paper": (TABLE, "table3_vs_paper", {"table": "3 vs the paper"}),
-    "tables/table3_rows": (
-        TABLE,
-        "table3_rows",
-        {"table": "3 vs the paper, per row of Ns"},
-    ),
-    "tables/table4": (TABLE, "table4", {"table": "4: likelihood-ratio tests"}),
-    "tables/table4_long": (TABLE, None, None),
-    "tables/table4_vs_paper": (TABLE, "table4_vs_paper", {"table": "4 vs the paper"}),
-    "tables/loo_diagnostics": (TABLE, "loo_diagnostics", {"table": "LOO diagnostics"}),
-    "tables/table5": (TABLE, "table5", {"table": "5: Bayes consistency"}),
-    "timing/training_time": (TABLE, "training_time", {"table": "training time"}),
-    **{
-        f"figures/loo_curves_{ds}": (
-            FIGURE,
-            "loo_curves",
-            {"figure": "LOO accuracy against C", "data set": ds},
-        )
-        for ds in DATASETS
-    },
-    "figures/near_best": (
-        FIGURE,
-        "near_best",
-        {"figure": "share of the grid near the best"},
-    ),
-    "figures/table3_differences": (
-        FIGURE,
-        "table3_differences",
-        {"figure": "Table 3 differences"},
-    ),
-    "figures/table3_vs_paper": (
-        FIGURE,
-        "table3_scatter",
-        {"figure": "Table 3: ours vs the paper"},
-    ),
-    "figures/isvm_advantage": (
-        FIGURE,
-        "isvm_advantage",
-        {"figure": "ISVM minus rival against Ns"},
-    ),
-    "figures/consistency": (
-        FIGURE,
-        "consistency",
-        {"figure": "Bayes consistency (Table 5)"},
-    ),
-    "figures/near_best_csv": (("csv",), None, None),
-    **(
-        {
-            "tables/sensitivity": (
-                TABLE,
-                "sensitivity",
-                {"table": "3: sensitivity to the readings"},
-            ),
-            "tables/sensitivity_datasets": (TABLE, None, None),
-            "figures/sensitivity": (
-                FIGURE,
-                "sensitivity",
-                {"figure": "Table 3 sensitivity"},
-            ),
-        }
-        if SENSITIVITY
-        else {}
-    ),
-}
-
-
-def _staged_file(stem, ext):
-    # near_best.csv sits beside near_best.png; the registry needs distinct keys
-    return f"{STAGE}/{stem.removesuffix('_csv')}.{ext}"
-
-
-#: Everything rule publish copies from STAGE to RUN_DIR.
-STAGED = [
-    _staged_file(stem, ext) for stem, (exts, _, _) in OUTPUTS.items() for ext in exts
-]
+#: Everything the publish step copies from STAGE to RUN_DIR (registry: isvm.study.outputs)
+STAGED = study.output_files(config, STAGE)
 
 
 wildcard_constraints:
@@ -254,17 +144,8 @@ def published(path):
     return RUN_DIR + path[len(STAGE) :]
 
 
-#: caption file (workflow/report/), category and labels of each reported file, by its
-#: path under RUN_DIR (the first extension of its OUTPUTS entry)
-REPORTED = {
-    f"{stem}.{exts[0]}": (
-        caption,
-        "Tables" if stem.startswith(("tables/", "timing/")) else "Figures",
-        labels,
-    )
-    for stem, (exts, caption, labels) in OUTPUTS.items()
-    if caption is not None
-}
+#: caption file (workflow/report/), category and labels of each reported file
+REPORTED = study.reported(config)
 
 
 def published_output(staged):
