@@ -347,10 +347,9 @@ def row_summary(comparison: pd.DataFrame) -> pd.DataFrame:
         row=comparison["Ns"].astype(int).map(lambda s: DEFAULT_POOLED_SIZES.get(s, s))
     )
     parts = [
-        comparison_summary(g).assign(
-            row=row, datasets=int(g.loc[g["present"] == "both", "dataset"].nunique())
-        )
+        summary.assign(row=row, datasets=int(g.loc[g["present"] == "both", "dataset"].nunique()))
         for row, g in rows.groupby("row", sort=True)
+        if not (summary := comparison_summary(g)).empty  # rows with no cell in the paper
     ]
     if not parts:
         return pd.DataFrame(columns=["row", "datasets", "method", "cells"])

@@ -23,11 +23,11 @@ from isvm.solvers._core import Blocks, Dual, Problem, Target
 
 
 @njit(cache=True)
-def _fold_solve(prob, blocks, C, dual, tol, max_epochs, state, target):
+def _fold_solve(prob, blocks, C, dual, tol, max_epochs, rng, target):
     """One held-out solve: block updates where a point's multipliers are coupled."""
     if blocks.sigma != 0.0:
-        return _core.block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target)
-    return _core.cd_epochs(prob, C, dual, tol, max_epochs, state, True, target)
+        return _core.block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target)
+    return _core.cd_epochs(prob, C, dual, tol, max_epochs, rng, True, target)
 
 
 @njit(cache=True, parallel=True)
@@ -114,8 +114,8 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
         dual = Dual(np.empty_like(full.alpha), np.empty_like(full.S), np.empty_like(full.ssum))
         _without_point(p, prob, full, dual)
         fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
-        state = _core.rng_state(seeds[p])
-        result = _fold_solve(fold, fold_blocks, C, dual, tol, budget, state, target)
+        rng = _core.rng_state(seeds[p])
+        result = _fold_solve(fold, fold_blocks, C, dual, tol, budget, rng, target)
         epochs[k] = result[0]
         certified[k] = result[3]
     return certified, epochs
@@ -188,14 +188,14 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
                 S = prev_S
                 ssum = prev_ssum
 
-    state = _core.rng_state(seeds[p])
+    rng = _core.rng_state(seeds[p])
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
     dual = Dual(alpha, S, ssum)
     if settled_prev:  # proved above: no solve
         more, conv, proved = 0, True, True
     else:
         more, conv, _, proved = _fold_solve(
-            fold, fold_blocks, C, dual, tol, max_epochs, state, target
+            fold, fold_blocks, C, dual, tol, max_epochs, rng, target
         )
     e += more
     # Converged at tol but not certified: tighten, on a bounded budget, until the
@@ -203,7 +203,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     budget = min(max_epochs - e, 10 * e + 100)
     tight = tol * 0.01
     while conv and not proved and tight >= tol_floor and budget > 0:
-        more, ok, _, proved = _fold_solve(fold, fold_blocks, C, dual, tight, budget, state, target)
+        more, ok, _, proved = _fold_solve(fold, fold_blocks, C, dual, tight, budget, rng, target)
         e += more
         budget -= more
         if not ok:

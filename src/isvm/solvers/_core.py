@@ -106,35 +106,35 @@ NO_TARGET = Target(
 
 
 @njit(cache=True, _nrt=False)
-def rng_next(state):
-    """Advance ``state`` (uint64 array of length 1) and return 64 random bits."""
-    state[0] += np.uint64(0x9E3779B97F4A7C15)
-    z = state[0]
+def rng_next(rng):
+    """Advance ``rng`` (uint64 array of length 1) and return 64 random bits."""
+    rng[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = rng[0]
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True, _nrt=False)
-def rng_below(state, n):
+def rng_below(rng, n):
     """A uniform integer in [0, n)."""
-    return np.int64(rng_next(state) % np.uint64(n))
+    return np.int64(rng_next(rng) % np.uint64(n))
 
 
 @njit(cache=True)
 def rng_state(seed):
     """A fresh generator state from a non-negative integer seed."""
-    state = np.empty(1, dtype=np.uint64)
-    state[0] = np.uint64(seed)
-    rng_next(state)
-    return state
+    rng = np.empty(1, dtype=np.uint64)
+    rng[0] = np.uint64(seed)
+    rng_next(rng)
+    return rng
 
 
 @njit(cache=True)
-def shuffle_prefix(index, size, state):
+def shuffle_prefix(index, size, rng):
     """Fisher-Yates shuffle of ``index[:size]`` in place."""
     for s in range(size - 1, 0, -1):
-        r = rng_below(state, s + 1)
+        r = rng_below(rng, s + 1)
         tmp = index[s]
         index[s] = index[r]
         index[r] = tmp
@@ -542,7 +542,7 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
-def cd_epochs(prob, C, dual, tol, max_epochs, state, shrinking, target):
+def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
     Each epoch visits the active variables in a fresh random order and solves each
@@ -577,7 +577,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, state, shrinking, target):
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
-        shuffle_prefix(index, active, state)
+        shuffle_prefix(index, active, rng)
         pg_max = -np.inf
         pg_min = np.inf
         s = 0
@@ -668,7 +668,7 @@ def kkt_distance(V, a, C, T, eps):
 
 
 @njit(cache=True)
-def stochastic_steps(prob, C, dual, rule, tol, max_steps, state):
+def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
     """Algorithm 1 (eta = 1) and Algorithm 2 (step eta): one random coordinate per step.
 
     Each step picks a variable uniformly, moves it by ``rule.eta`` times the exact
@@ -688,7 +688,7 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, state):
     step = 0
     stopped = False
     while step < max_steps and not stopped:
-        v = rng_below(state, n_var)
+        v = rng_below(rng, n_var)
         i = var_i[v]
         j = var_j[v]
         a = alpha[i, j]
@@ -790,7 +790,7 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
 
 
 @njit(cache=True)
-def block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target):
+def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
     """Block coordinate descent: each step solves one point's multipliers exactly.
 
     Points are visited in a fresh random order every epoch; a point whose
@@ -823,7 +823,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, state, target):
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
-        shuffle_prefix(index, n_points, state)
+        shuffle_prefix(index, n_points, rng)
         sweep = 0.0
         for s in range(n_points):
             i = index[s]

@@ -157,7 +157,7 @@ def vertex_sub_problem(A, yq, C, na, B, cur, new):
 
 
 @njit(cache=True)
-def cs_epochs(K, y, C, alpha, S, tol, max_epochs, state, shrinking):
+def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
     """Per-point block coordinate descent until the exact max KKT violation <= tol.
 
     Returns (epochs, converged, max violation).
@@ -180,7 +180,7 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, state, shrinking):
     from_all = True  # whether the epoch started with every point and class active
     epoch = 0
     while epoch < max_epochs:
-        _core.shuffle_prefix(index, active, state)
+        _core.shuffle_prefix(index, active, rng)
         sweep = 0.0
         s = 0
         while s < active:
@@ -338,8 +338,8 @@ def solve_crammer_singer(
         alpha = feasible_start(alpha0, y, n_classes, C)
         S = np.ascontiguousarray((K @ alpha).T)
     cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
-    state = _core.rng_state(np.uint64(seed))
-    epochs, converged, _ = cs_epochs(K, y, C, alpha, S, float(tol), cap, state, bool(shrinking))
+    rng = _core.rng_state(np.uint64(seed))
+    epochs, converged, _ = cs_epochs(K, y, C, alpha, S, float(tol), cap, rng, bool(shrinking))
     obj, gap, viol = cs_optimality(y, C, alpha, S)
     return SolverResult(
         alpha=alpha,
