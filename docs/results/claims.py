@@ -28,10 +28,6 @@ def _read(folders: list[Path], name: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _row(ns: pd.Series) -> pd.Series:
-    return ns.astype(int).map(lambda s: {140: 200, 150: 200}.get(s, s))
-
-
 def comparison(folders: list[Path]) -> str:
     rows = row_summary(compare_table3(_read(folders, "table3.csv")))
     out = [

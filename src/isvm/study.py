@@ -168,6 +168,11 @@ def sensitivity_methods(config: Config) -> list[str]:
     return ["isvm", "ova", *sens["ww_methods"]] if sens else []
 
 
+def _n_chunks(n_subsamples: int, config: Config) -> int:
+    """LOO jobs for ``n_subsamples`` subsamples, ``reps_per_job`` each."""
+    return -(-int(n_subsamples) // int(config["reps_per_job"]))
+
+
 def loo_files(
     config: Config,
     run_dir: str,
@@ -183,7 +188,7 @@ def loo_files(
     scaling = config["data"]["scaling"] if scaling is None else scaling
     methods = list(config["methods"]) if methods is None else methods
     if n_chunks is None:
-        n_chunks = -(-int(config["n_subsamples"]) // int(config["reps_per_job"]))
+        n_chunks = _n_chunks(config["n_subsamples"], config)
     return [
         f"{run_dir}/loo/{scaling}/{ds}/Ns{ns}/{m}/{c}.parquet"
         for ds, ns in (cells(config) if selected is None else selected)
@@ -200,7 +205,7 @@ def sensitivity_files(
     sens = config.get("sensitivity")
     if not sens:
         return []
-    n_chunks = -(-int(sens["n_subsamples"]) // int(config["reps_per_job"]))
+    n_chunks = _n_chunks(sens["n_subsamples"], config)
     return sorted(
         {
             f
@@ -245,7 +250,7 @@ def outputs(config: Config) -> dict[str, tuple[tuple[str, ...], str | None, dict
     out.update(
         {
             "figures/near_best": (
-                FIGURE,
+                (*FIGURE, "csv"),  # the shares drawn, beside the figure
                 "near_best",
                 {"figure": "share of the grid near the best"},
             ),
@@ -269,7 +274,6 @@ def outputs(config: Config) -> dict[str, tuple[tuple[str, ...], str | None, dict
                 "consistency",
                 {"figure": "Bayes consistency (Table 5)"},
             ),
-            "figures/near_best.csv": (("",), None, None),
         }
     )
     if config.get("sensitivity"):
@@ -286,9 +290,7 @@ def outputs(config: Config) -> dict[str, tuple[tuple[str, ...], str | None, dict
 def output_files(config: Config, stage: str) -> list[str]:
     """The files of :func:`outputs` under ``stage``."""
     return [
-        f"{stage}/{stem}.{ext}" if ext else f"{stage}/{stem}"
-        for stem, (exts, _, _) in outputs(config).items()
-        for ext in exts
+        f"{stage}/{stem}.{ext}" for stem, (exts, _, _) in outputs(config).items() for ext in exts
     ]
 
 

@@ -32,7 +32,6 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
 from isvm import study
 from isvm.source import source_hash
-from isvm.study import config_problems
 
 
 def config_error(key, message):
@@ -46,7 +45,7 @@ NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
 METHODS = list(config["methods"])
 CONFIGFILES = list(workflow.overwrite_configfiles)
-for _key, _message in config_problems(config):
+for _key, _message in study.config_problems(config):
     config_error(_key, _message)  # the first problem stops the run
 
 

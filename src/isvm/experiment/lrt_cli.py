@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from isvm.experiment.lrt import (
+    TABLE4_TITLE,
     TIE_RULES,
     compare_table4,
     critical_value,
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         csv_path, _ = write_table(
             main,
             args.out.with_suffix(""),
-            title="Table 4: likelihood ratios, H0: rival better than or equal to ISVM",
+            title=TABLE4_TITLE,
             settings=settings,
         )
         print(f"wrote {csv_path}")

@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isvm.experiment.lrt import DEFAULT_POOLED_SIZES
+from isvm.experiment.lrt import table4_rows
 from isvm.experiment.paper import PAPER_NAMES, paper_table
 from isvm.experiment.table_files import write_table
 from isvm.loo.records import KEY_COLUMNS
@@ -343,9 +343,7 @@ def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
 def row_summary(comparison: pd.DataFrame) -> pd.DataFrame:
     """:func:`comparison_summary` per row of the paper's tables (Ns; Iris 140 and Wine
     150 count in row 200, as in the paper's Table 4), one line per (row, method)."""
-    rows = comparison.assign(
-        row=comparison["Ns"].astype(int).map(lambda s: DEFAULT_POOLED_SIZES.get(s, s))
-    )
+    rows = comparison.assign(row=table4_rows(comparison["Ns"]))
     parts = [
         summary.assign(row=row, datasets=int(g.loc[g["present"] == "both", "dataset"].nunique()))
         for row, g in rows.groupby("row", sort=True)

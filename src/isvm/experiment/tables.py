@@ -135,7 +135,7 @@ def write_study_tables(
     # Table 4 always uses the paper's percentiles (10, 25, 50), whatever the config's.
     t3 = pooling.table3(recs, lrt.PERCENTILES, pool)
     t3 = t3.reindex(columns=list(lrt.TABLE3_COLUMNS))
-    n_rows = t3.assign(row=t3["Ns"].map(lambda s: lrt.DEFAULT_POOLED_SIZES.get(int(s), int(s))))
+    n_rows = t3.assign(row=lrt.table4_rows(t3["Ns"]))
     per_row = n_rows.groupby("row")["dataset"].nunique()
     counts = ", ".join(f"Ns={int(k)}: n={int(v)}" for k, v in per_row.items())
     notes = (
