@@ -29,8 +29,6 @@ from numpy.typing import ArrayLike, NDArray
 
 #: the named kernels of the estimators (``kernel=``), besides a callable
 KERNELS: tuple[str, ...] = ("rbf", "linear", "poly", "sigmoid", "precomputed")
-#: the named kernels that take ``gamma`` (per feature: ours = SVC's gamma x n_features)
-GAMMA_KERNELS: tuple[str, ...] = ("rbf", "poly", "sigmoid")
 #: how a user coming from scikit-learn's SVC converts gamma; quoted in errors and docs
 GAMMA_CONVENTION = (
     "gamma is per feature: rbf exp(-gamma ||x - x'||^2 / n_features), poly and sigmoid "
