@@ -196,3 +196,44 @@ def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
     _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
     assert ((pa != ref) <= (gap < NEAR_TIE)).all()
     assert ((pc != ref) <= (gap < NEAR_TIE)).all()
+
+
+def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_may(monkeypatch):
+    """cd mode's cost per grid point is its folds' epochs and, along the path, the full
+    fit's (solved to a hundredth of tol). Segment Ns = 100 at gamma 10 (ISVM; the
+    paper's subsample 0) enters cd mode at C = 0.1 and its folds stay cheap (about 2
+    epochs each) while its full fits take 200-300 epochs per grid point: the engine
+    must hand such a grid point's successor back to the active set (it once stayed in
+    cd mode along the whole path, 3.5x slower), and the predictions stay those of cd
+    alone."""
+    from isvm.experiment.subsample import draw_subsamples
+    from isvm.loo import c_grid, driver
+
+    finished, modes = [], []
+    exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
+
+    def spy_finish(*args, **kwargs):
+        finished.append(args[5])  # C
+        return exact_full_fit(*args, **kwargs)
+
+    def spy_folds(*args):
+        fit_folds(*args)
+        modes.append(args[5].status.shape[0] == 0)  # NO_FACTOR: cd folds
+
+    monkeypatch.setattr(driver, "exact_full_fit", spy_finish)
+    monkeypatch.setattr(driver, "fit_folds", spy_folds)
+    data = load_dataset("segment", source="bundled", scaling="zscore")
+    idx = draw_subsamples(data.y, 100, 1, seed=2012, dataset="segment")[0]
+    X, y = data.X[idx], data.y[idx]
+    Cs = c_grid(0.1, 8.0, 0.5)
+    frame, pred = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True)
+    limit = driver.DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
+    folds_only = []  # hand-backs the folds alone would not have made
+    for t in range(1, len(Cs) - 1):
+        cd_folds = modes[t] and Cs[t] not in finished
+        if cd_folds and frame["iterations"].iloc[t] > limit:
+            assert Cs[t + 1] in finished
+            folds_only.append(t)
+    assert folds_only, "the path never handed back"
+    _, pc = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, active_set=False)
+    assert (pred == pc).all()

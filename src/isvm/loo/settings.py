@@ -71,8 +71,9 @@ class LooSettings:
     #: means they do not (near-diagonal kernels)
     probe_folds: int = 8
     probe_epochs: int = 3
-    #: in cd mode, a grid point whose folds took more epochs than this on average
-    #: hands the next one back to the active set
+    #: in cd mode, a grid point whose folds took more epochs than this per fold (with
+    #: its tight full fit's epochs, past the path's first C) hands the next one back
+    #: to the active set
     cd_max_mean_epochs: float = 4.0
     #: in cd mode, a grid point whose C exceeds the previous one's by more than this
     #: factor samples its folds' cost first (:meth:`isvm.loo.driver._Probe.still_cheap`):
