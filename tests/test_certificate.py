@@ -204,16 +204,17 @@ def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_ma
     paper's subsample 0) enters cd mode at C = 0.1 and its folds stay cheap (about 2
     epochs each) while its full fits take 200-300 epochs per grid point: the engine
     must hand such a grid point's successor back to the active set (it once stayed in
-    cd mode along the whole path, 3.5x slower), and the predictions stay those of cd
-    alone."""
+    cd mode along the whole path, 3.5x slower), whose finish may then take the larger
+    free sets (``finish_max_free_dear``), and the predictions stay those of cd alone."""
     from isvm.experiment.subsample import draw_subsamples
     from isvm.loo import c_grid, driver
 
-    finished, modes = [], []
+    finished, modes, caps = [], [], {}
     exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
 
     def spy_finish(*args, **kwargs):
         finished.append(args[5])  # C
+        caps[args[5]] = kwargs["max_free"]
         return exact_full_fit(*args, **kwargs)
 
     def spy_folds(*args):
@@ -233,6 +234,7 @@ def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_ma
         cd_folds = modes[t] and Cs[t] not in finished
         if cd_folds and frame["iterations"].iloc[t] > limit:
             assert Cs[t + 1] in finished
+            assert caps[Cs[t + 1]] == driver.DEFAULT_SETTINGS.finish_max_free_dear
             folds_only.append(t)
     assert folds_only, "the path never handed back"
     _, pc = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, active_set=False)

@@ -216,6 +216,10 @@ def loo_grid(
         np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
     )
     group, group_mixed = duplicate_groups(X, y_idx)
+    # the classes share variables' curvature (ISVM's mean term, WW's per-point blocks);
+    # 1-vs-all's dual is L separate problems, which one dense factorisation of the
+    # whole free set serves badly: it keeps the smaller finish
+    coupled = coding.mean_coef != 0.0 or coding.block_sigma != 0.0
     rows, preds = [], []
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -241,6 +245,9 @@ def loo_grid(
             )
             cd_mode = False  # the folds are cheap for cd alone: no active-set finish
             handed_back = False  # cd mode ended at the last grid point
+            # cd folds proved dear on this path (a hand-back): the finish may then take
+            # free sets up to settings.finish_max_free_dear, until a probe finds cd cheap
+            dear_cd = False
             probed = False  # cd mode was chosen by a probe (not forced by a failed finish)
             backoff = _Backoff()
             for t, C in enumerate(Cs):
@@ -269,7 +276,7 @@ def loo_grid(
                 )
                 if active and first:
                     if probe.cheap(state.dual):
-                        active, cd_mode, probed = False, True, True
+                        active, cd_mode, probed, dear_cd = False, True, True, False
                     else:
                         backoff.failed(t)
                 elif (
@@ -293,6 +300,9 @@ def loo_grid(
                         state.alpha,
                         C,
                         settings=settings,
+                        max_free=settings.finish_max_free_dear
+                        if dear_cd and coupled
+                        else settings.finish_max_free,
                         retry_max_epochs=min(cap, 1000),
                         seed=full_seed,
                         previous=previous,
@@ -308,7 +318,7 @@ def loo_grid(
                     full_epochs, full_conv = full_epochs + optimum.iterations, True
                     if not first and backoff.due(t):
                         if probe.cheap(state.dual):
-                            cd_mode, probed = True, True
+                            cd_mode, probed, dear_cd = True, True, False
                         else:
                             backoff.failed(t)
                 elif pre_tol > full_tol:
@@ -333,7 +343,7 @@ def loo_grid(
                 path_epochs = out.epochs.sum() + (0 if first else full_epochs)
                 handed_back = cd_mode and path_epochs > settings.cd_max_mean_epochs * n
                 if handed_back:
-                    cd_mode = False
+                    cd_mode, dear_cd = False, True
                     backoff.failed(t)
                 n_errors = int(np.count_nonzero(out.pred != y_idx))
                 n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)

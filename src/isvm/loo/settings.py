@@ -82,6 +82,14 @@ class LooSettings:
     #: without the active-set finish the full fit is solved to this fraction of tol
     #: (one solve), so that the folds' cd starts with only local violations (N solves)
     cd_full_tol_factor: float = 0.01
+    #: the full fit's active-set finish gives up above this many free variables (its
+    #: factorisation grows as their cube; the folds then run cd) ...
+    finish_max_free: int = 3000
+    #: ... or above this many once cd folds proved dear on the path (a hand-back) and
+    #: until a probe finds them cheap again, where the classes are coupled (not
+    #: 1-vs-all, whose L separate problems one dense factorisation serves badly):
+    #: yeast Ns 500 ISVM (about 3,400 free), 1-2 s per grid point against cd folds of 6-7 s
+    finish_max_free_dear: int = 4500
     #: a singular face (no Cholesky factor) larger than this many variables finds its
     #: null space by a pivoted Cholesky, not an eigendecomposition (25x the cost)
     pivoted_above: int = 1500
