@@ -216,10 +216,10 @@ def loo_grid(
         np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
     )
     group, group_mixed = duplicate_groups(X, y_idx)
-    # the classes share variables' curvature (ISVM's mean term, WW's per-point blocks);
-    # 1-vs-all's dual is L separate problems, which one dense factorisation of the
-    # whole free set serves badly: it keeps the smaller finish
-    coupled = coding.mean_coef != 0.0 or coding.block_sigma != 0.0
+    # a point's multipliers are coupled (ISVM, WW: the solvers' block criterion,
+    # isvm.solvers.run_solver); 1-vs-all's dual is L separate problems, which one dense
+    # factorisation of the whole free set serves badly: it keeps the smaller finish
+    coupled = coding.block_sigma != 0.0
     rows, preds = [], []
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
