@@ -23,12 +23,11 @@ from isvm.loo.full_fit import (
     Factorisation,
     exact_full_fit,
     pin_null_directions,
-    problem_of,
     scores,
 )
 from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import get_formulation
-from isvm.solvers import SolverState, run_solver, variable_list
+from isvm.solvers import SolverState, problem_of, run_solver, variable_list
 from isvm.solvers._core import Dual, dual_gradients
 
 METHODS = ("isvm", "ova", "ww", "ww_paper")

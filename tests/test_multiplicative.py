@@ -26,7 +26,7 @@ from test_solvers_qp import (
 
 from isvm import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
 from isvm.methods import get_formulation
-from isvm.solvers import SOLVERS, SolverState, _core, solve, variable_list
+from isvm.solvers import SOLVERS, SolverState, problem_of, solve, variable_list
 from isvm.solvers.multiplicative import WARM_FLOOR, mu_epochs
 
 #: N up to 40; seeds 0..9 cover every (C, gamma) of COMBOS: C in {0.1, 1, 10, 50}
@@ -46,7 +46,7 @@ def traced(ref, method, cap):
     coding = get_formulation(method).encode(np.asarray(ref["y"], dtype=np.int64), ref["L"])
     state = SolverState.start(ref["K"], coding)
     var_i, var_j = variable_list(coding)
-    prob = _core.Problem(state.K, var_i, var_j, coding.cols, coding.vals, coding.mean_coef)
+    prob = problem_of(state.K, coding, var_i, var_j)
     trace = np.zeros(cap + 1)
     out = mu_epochs(prob, float(ref["C"]), state.dual, TOL, cap, WARM_FLOOR, trace)
     return out, trace[: out[4]], state.alpha

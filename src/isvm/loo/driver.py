@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -68,14 +69,14 @@ from threadpoolctl import threadpool_limits
 from isvm.loo.bundles import NO_FACTOR, Certificate, FoldOutput, FoldStore, PathStep
 from isvm.loo.certificate import duplicate_groups, kernel_geometry
 from isvm.loo.folds import fit_folds, probe_folds
-from isvm.loo.full_fit import exact_full_fit
+from isvm.loo.full_fit import FullOptimum, exact_full_fit
 from isvm.loo.grid import check_grid
 from isvm.loo.inputs import encode_labels, grid_kernels
 from isvm.loo.records import GRID_COLUMNS, GridRow
-from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
-from isvm.methods import Formulation, get_formulation
+from isvm.loo.settings import DEFAULT_SETTINGS, FoldSettings, LooSettings
+from isvm.methods import Coding, Formulation, get_formulation
 from isvm.seeding import derive_seed
-from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, run_solver, variable_list
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, problem_of, run_solver, variable_list
 from isvm.solvers._core import Blocks, Problem
 
 
@@ -150,6 +151,58 @@ class _Backoff:
         self.next = t + self.wait
 
 
+@dataclass
+class _Job:
+    """What every grid point of one :func:`loo_grid` call shares."""
+
+    coding: Coding
+    y_idx: NDArray[np.int64]
+    classes: NDArray
+    A: NDArray[np.float64]  # class scores from score columns
+    var_i: NDArray[np.int64]
+    var_j: NDArray[np.int64]
+    var_id: NDArray[np.int64]  # (N, L) variable index of each (point, class), or -1
+    blocks: Blocks
+    cfg: FoldSettings
+    settings: LooSettings
+    tol: float
+    cap: int  # epochs per fit
+    seed: int
+    active_set: bool
+    # a point's multipliers are coupled (ISVM, WW: the solvers' block criterion,
+    # isvm.solvers.run_solver); 1-vs-all's dual is L separate problems, which one dense
+    # factorisation of the whole free set serves badly: it keeps the smaller finish
+    coupled: bool
+
+    @property
+    def n(self) -> int:
+        return int(self.y_idx.shape[0])
+
+
+@dataclass
+class _Path:
+    """One gamma's walk up the C grid: what each grid point hands the next."""
+
+    prob: Problem
+    cert: Certificate
+    store: FoldStore  # each fold's solution and statuses at the previous C
+    alpha: NDArray[np.float64] | None = None  # the full solution at C_prev
+    C_prev: float | None = None
+    previous: FullOptimum | None = None  # the exact full optimum at C_prev, if any
+    cd_mode: bool = False  # the folds are cheap for cd alone: no active-set finish
+    handed_back: bool = False  # cd mode ended at the last grid point
+    # cd folds proved dear on this path (a hand-back): the finish may then take free
+    # sets up to settings.finish_max_free_dear, until a probe finds cd cheap
+    dear_cd: bool = False
+    probed: bool = False  # cd mode was chosen by a probe (not forced by a failed finish)
+    backoff: _Backoff = field(default_factory=_Backoff)
+
+    @property
+    def first(self) -> bool:
+        """At the path's first C (solved from zero)."""
+        return self.C_prev is None
+
+
 def loo_grid(
     X: ArrayLike,
     y: ArrayLike,
@@ -202,24 +255,19 @@ def loo_grid(
     kernels = grid_kernels(X, gammas, kernel_cache)
     if next(iter(kernels.values())).shape[0] != y_idx.shape[0]:
         raise ValueError("X and y have different numbers of samples")
-    coding = formulation.encode(y_idx, n_classes)
-    A = np.ascontiguousarray(formulation.decision_matrix(n_classes))
-    var_i, var_j = variable_list(coding)
-    cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
-    cfg = settings.fold(
-        tol=tol, tol_floor=tol_floor, max_epochs=cap, kappa=formulation.score_diff_norm
-    )
-    n = y_idx.shape[0]
-    var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
-    var_id[var_i, var_j] = np.arange(var_i.shape[0])
-    blocks = Blocks(
-        np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
+    job = _job(
+        formulation,
+        y_idx,
+        classes,
+        n_classes,
+        tol=tol,
+        tol_floor=tol_floor,
+        max_iter=max_iter,
+        seed=seed,
+        active_set=active_set,
+        settings=settings,
     )
     group, group_mixed = duplicate_groups(X, y_idx)
-    # a point's multipliers are coupled (ISVM, WW: the solvers' block criterion,
-    # isvm.solvers.run_solver); 1-vs-all's dual is L separate problems, which one dense
-    # factorisation of the whole free set serves badly: it keeps the smaller finish
-    coupled = coding.block_sigma != 0.0
     rows, preds = [], []
     previous_threads = numba.get_num_threads()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -231,138 +279,11 @@ def loo_grid(
     blas_limit = threadpool_limits(limits=1)
     try:
         for gamma in gammas:
-            K = kernels[gamma]
-            prob = Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
-            geometry = kernel_geometry(K, group, group_mixed)
-            cert = Certificate(A, cfg.kappa * geometry.radius, *geometry[1:])
-            alpha, C_prev, previous = None, None, None
-            store = FoldStore(
-                np.zeros((n, n, n_classes)),
-                np.zeros((n, coding.n_columns, n)),
-                np.zeros((n, n)),
-                np.zeros((n, var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
-                np.zeros(n, dtype=np.bool_),
-            )
-            cd_mode = False  # the folds are cheap for cd alone: no active-set finish
-            handed_back = False  # cd mode ended at the last grid point
-            # cd folds proved dear on this path (a hand-back): the finish may then take
-            # free sets up to settings.finish_max_free_dear, until a probe finds cd cheap
-            dear_cd = False
-            probed = False  # cd mode was chosen by a probe (not forced by a failed finish)
-            backoff = _Backoff()
+            path = _start_path(job, kernels[gamma], group, group_mixed)
             for t, C in enumerate(Cs):
-                start = time.perf_counter()
-                if alpha is not None:
-                    alpha = _path_start(alpha, C, C_prev)
-                state = SolverState.start(K, coding, alpha)
-                full_seed = derive_seed(seed, "loo-full", gamma, C)
-                fold_seeds = np.array(
-                    [derive_seed(seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
-                )
-                probe = _Probe(prob, blocks, cert, fold_seeds, C, tol, settings)
-                first = C_prev is None
-                active = active_set and not cd_mode
-                # the first C of a path is solved tightly and probed before the active-set
-                # finish is paid for; later ones need only a rough start for it. Without
-                # the finish the folds start from this solution: solved to a fraction of
-                # tol, their cd moves only what the held-out point disturbed.
-                full_tol = tol * settings.cd_full_tol_factor
-                # (after cd mode, a tight start too: the finish from a rough one costs
-                # more there, glass Ns 200 1-vs-all: 1.2 s against 0.16 s)
-                rough = active and not first and not handed_back
-                pre_tol = max(tol, settings.active_presolve_tol) if rough else full_tol
-                full_epochs, full_conv, _ = run_solver(
-                    state, var_i, var_j, C, solver="cd", tol=pre_tol, max_iter=cap, seed=full_seed
-                )
-                if active and first:
-                    if probe.cheap(state.dual):
-                        active, cd_mode, probed, dear_cd = False, True, True, False
-                    else:
-                        backoff.failed(t)
-                elif (
-                    cd_mode
-                    and probed
-                    and C > settings.cd_recheck_ratio * C_prev
-                    and not probe.still_cheap(state.dual)
-                ):
-                    # after a jump in C the last grid point's counts are stale (at the
-                    # path's first C every multiplier sits at its bound and any probe
-                    # passes, whatever the kernel): a sample of folds first
-                    active, cd_mode = active_set, False
-                    backoff.failed(t)
-                optimum = None
-                if active:
-                    optimum = exact_full_fit(
-                        K,
-                        coding,
-                        var_i,
-                        var_j,
-                        state.alpha,
-                        C,
-                        settings=settings,
-                        max_free=settings.finish_max_free_dear
-                        if dear_cd and coupled
-                        else settings.finish_max_free,
-                        retry_max_epochs=min(cap, 1000),
-                        seed=full_seed,
-                        previous=previous,
-                    )
-                    # no exact optimum (too many free variables, or the sets never
-                    # settled): the folds run cd, and so does the next grid point
-                    cd_mode, probed = optimum is None, False
-                # the full statuses the folds' statuses at the previous C go with
-                base = np.zeros(0, np.int8) if previous is None else previous.status
-                previous = optimum
-                if optimum is not None:  # the exact optimum: counts as converged
-                    state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
-                    full_epochs, full_conv = full_epochs + optimum.iterations, True
-                    if not first and backoff.due(t):
-                        if probe.cheap(state.dual):
-                            cd_mode, probed, dear_cd = True, True, False
-                        else:
-                            backoff.failed(t)
-                elif pre_tol > full_tol:
-                    more, full_conv, _ = run_solver(
-                        state,
-                        var_i,
-                        var_j,
-                        C,
-                        solver="cd",
-                        tol=full_tol,
-                        max_iter=max(cap - full_epochs, 1),
-                        seed=full_seed,
-                    )
-                    full_epochs += more
-                step = PathStep(float(C), -1.0 if C_prev is None else C / C_prev, fold_seeds, base)
-                fac = optimum.factor(var_id) if optimum is not None and not cd_mode else NO_FACTOR
-                out = FoldOutput.empty(n)
-                fit_folds(prob, blocks, cert, step, state.dual, fac, store, cfg, out)
-                # cd alone got expensive: the active set again. Its cost is the folds'
-                # epochs and, along the path, the tight full fit's (a path start from
-                # zero is not what the next grid point costs), per fold
-                path_epochs = out.epochs.sum() + (0 if first else full_epochs)
-                handed_back = cd_mode and path_epochs > settings.cd_max_mean_epochs * n
-                if handed_back:
-                    cd_mode, dear_cd = False, True
-                    backoff.failed(t)
-                n_errors = int(np.count_nonzero(out.pred != y_idx))
-                n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
-                rows.append(
-                    GridRow(
-                        gamma=gamma,
-                        C=C,
-                        loo_accuracy=1.0 - n_errors / n,
-                        n_errors=n_errors,
-                        n_support=int(np.count_nonzero(state.alpha.any(axis=1))),
-                        iterations=int(full_epochs + out.epochs.sum()),
-                        converged=n_capped == 0,
-                        n_uncertified=int(np.count_nonzero(~out.certified)),
-                        n_capped=n_capped,
-                        seconds=time.perf_counter() - start,
-                    )
-                )
-                preds.append(classes[out.pred])
-                alpha, C_prev = state.alpha, C
+                row, pred = _grid_point(job, path, t, gamma, C)
+                rows.append(row)
+                preds.append(pred)
                 if progress is not None:
                     progress(len(rows), len(gammas) * len(Cs))
     finally:
@@ -372,3 +293,199 @@ def loo_grid(
     if return_predictions:
         return frame, np.array(preds)
     return frame
+
+
+def _job(
+    formulation: Formulation,
+    y_idx: NDArray[np.int64],
+    classes: NDArray,
+    n_classes: int,
+    *,
+    tol: float,
+    tol_floor: float,
+    max_iter: int | None,
+    seed: int,
+    active_set: bool,
+    settings: LooSettings,
+) -> _Job:
+    """The coding, variables and fold settings of one call."""
+    coding = formulation.encode(y_idx, n_classes)
+    var_i, var_j = variable_list(coding)
+    var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
+    var_id[var_i, var_j] = np.arange(var_i.shape[0])
+    cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
+    n = y_idx.shape[0]
+    return _Job(
+        coding=coding,
+        y_idx=y_idx,
+        classes=classes,
+        A=np.ascontiguousarray(formulation.decision_matrix(n_classes)),
+        var_i=var_i,
+        var_j=var_j,
+        var_id=var_id,
+        blocks=Blocks(
+            np.arange(n, dtype=np.int64), coding.var_mask, coding.block_w, float(coding.block_sigma)
+        ),
+        cfg=settings.fold(
+            tol=tol, tol_floor=tol_floor, max_epochs=cap, kappa=formulation.score_diff_norm
+        ),
+        settings=settings,
+        tol=float(tol),
+        cap=cap,
+        seed=seed,
+        active_set=active_set,
+        coupled=coding.block_sigma != 0.0,
+    )
+
+
+def _start_path(job: _Job, K: NDArray[np.float64], group, group_mixed) -> _Path:
+    """A gamma's path before its first C: the problem, the certificate's geometry, an
+    empty fold store."""
+    n, n_classes = job.n, job.coding.var_mask.shape[1]
+    geometry = kernel_geometry(K, group, group_mixed)
+    return _Path(
+        prob=problem_of(K, job.coding, job.var_i, job.var_j),
+        cert=Certificate(job.A, job.cfg.kappa * geometry.radius, *geometry[1:]),
+        store=FoldStore(
+            np.zeros((n, n, n_classes)),
+            np.zeros((n, job.coding.n_columns, n)),
+            np.zeros((n, n)),
+            np.zeros((n, job.var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
+            np.zeros(n, dtype=np.bool_),
+        ),
+    )
+
+
+def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple[GridRow, NDArray]:
+    """Grid point t of the path: the full fit, every fold; its row and LOO predictions."""
+    start = time.perf_counter()
+    n = job.n
+    K = path.prob.K
+    alpha = None if path.first else _path_start(path.alpha, C, path.C_prev)
+    state = SolverState.start(K, job.coding, alpha)
+    full_seed = derive_seed(job.seed, "loo-full", gamma, C)
+    fold_seeds = np.array(
+        [derive_seed(job.seed, "loo-fold", gamma, C, p) for p in range(n)], dtype=np.uint64
+    )
+    probe = _Probe(path.prob, job.blocks, path.cert, fold_seeds, C, job.tol, job.settings)
+    first = path.first
+    optimum, full_epochs, full_conv = _full_fit(job, path, state, t, C, full_seed, probe)
+    # the full statuses the folds' statuses at the previous C go with
+    base = np.zeros(0, np.int8) if path.previous is None else path.previous.status
+    path.previous = optimum
+    step = PathStep(float(C), -1.0 if first else C / path.C_prev, fold_seeds, base)
+    fac = optimum.factor(job.var_id) if optimum is not None and not path.cd_mode else NO_FACTOR
+    out = FoldOutput.empty(n)
+    fit_folds(path.prob, job.blocks, path.cert, step, state.dual, fac, path.store, job.cfg, out)
+    _hand_back(job, path, t, out, 0 if first else full_epochs)
+    n_errors = int(np.count_nonzero(out.pred != job.y_idx))
+    n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
+    row = GridRow(
+        gamma=gamma,
+        C=C,
+        loo_accuracy=1.0 - n_errors / n,
+        n_errors=n_errors,
+        n_support=int(np.count_nonzero(state.alpha.any(axis=1))),
+        iterations=int(full_epochs + out.epochs.sum()),
+        converged=n_capped == 0,
+        n_uncertified=int(np.count_nonzero(~out.certified)),
+        n_capped=n_capped,
+        seconds=time.perf_counter() - start,
+    )
+    path.alpha, path.C_prev = state.alpha, C
+    return row, job.classes[out.pred]
+
+
+def _full_fit(
+    job: _Job, path: _Path, state: SolverState, t: int, C: float, seed: int, probe: _Probe
+) -> tuple[FullOptimum | None, int, bool]:
+    """Solve the full problem at C in place on ``state``, choosing the path's mode.
+
+    Returns (the exact optimum or None, epochs, converged). The first C of a path is
+    solved tightly and probed before the active-set finish is paid for; later ones
+    need only a rough start for it. Without the finish (cd mode) the folds start from
+    this solution: solved to a fraction of tol, their cd moves only what the held-out
+    point disturbed.
+    """
+    settings = job.settings
+    first = path.first
+    active = job.active_set and not path.cd_mode
+    full_tol = job.tol * settings.cd_full_tol_factor
+    # (after cd mode, a tight start too: the finish from a rough one costs more there,
+    # glass Ns 200 1-vs-all: 1.2 s against 0.16 s)
+    rough = active and not first and not path.handed_back
+    pre_tol = max(job.tol, settings.active_presolve_tol) if rough else full_tol
+    epochs, converged, _ = run_solver(
+        state, job.var_i, job.var_j, C, solver="cd", tol=pre_tol, max_iter=job.cap, seed=seed
+    )
+    if active and first:
+        if probe.cheap(state.dual):
+            active, path.cd_mode, path.probed, path.dear_cd = False, True, True, False
+        else:
+            path.backoff.failed(t)
+    elif (
+        path.cd_mode
+        and path.probed
+        and C > settings.cd_recheck_ratio * path.C_prev
+        and not probe.still_cheap(state.dual)
+    ):
+        # after a jump in C the last grid point's counts are stale (at the path's first
+        # C every multiplier sits at its bound and any probe passes, whatever the
+        # kernel): a sample of folds first
+        active, path.cd_mode = job.active_set, False
+        path.backoff.failed(t)
+    optimum = None
+    if active:
+        optimum = exact_full_fit(
+            path.prob.K,
+            job.coding,
+            job.var_i,
+            job.var_j,
+            state.alpha,
+            C,
+            settings=settings,
+            max_free=settings.finish_max_free_dear
+            if path.dear_cd and job.coupled
+            else settings.finish_max_free,
+            retry_max_epochs=min(job.cap, 1000),
+            seed=seed,
+            previous=path.previous,
+        )
+        # no exact optimum (too many free variables, or the sets never settled): the
+        # folds run cd, and so does the next grid point
+        path.cd_mode, path.probed = optimum is None, False
+    if optimum is not None:  # the exact optimum: counts as converged
+        state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
+        epochs, converged = epochs + optimum.iterations, True
+        if not first and path.backoff.due(t):
+            if probe.cheap(state.dual):
+                path.cd_mode, path.probed, path.dear_cd = True, True, False
+            else:
+                path.backoff.failed(t)
+    elif pre_tol > full_tol:
+        more, converged, _ = run_solver(
+            state,
+            job.var_i,
+            job.var_j,
+            C,
+            solver="cd",
+            tol=full_tol,
+            max_iter=max(job.cap - epochs, 1),
+            seed=seed,
+        )
+        epochs += more
+    return optimum, epochs, converged
+
+
+def _hand_back(job: _Job, path: _Path, t: int, out: FoldOutput, full_epochs: int) -> None:
+    """End cd mode where cd alone got expensive: the active set again at the next C.
+
+    Its cost is the folds' epochs and, along the path, the tight full fit's
+    (``full_epochs``: 0 at a path start from zero, which is not what the next grid
+    point costs), per fold.
+    """
+    path_epochs = out.epochs.sum() + full_epochs
+    path.handed_back = path.cd_mode and path_epochs > job.settings.cd_max_mean_epochs * job.n
+    if path.handed_back:
+        path.cd_mode, path.dear_cd = False, True
+        path.backoff.failed(t)

@@ -121,7 +121,7 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     previous C and the full optimum's there), phase 1 starts from the full statuses
     with the fold's previous changes applied (unless there are more than
     ``cfg.warm_max_changes``); empty arrays mean no such guess. Phase 2 always starts
-    afresh from the full optimum.
+    from the full optimum's statuses.
 
     Writes the fold solution into ``out`` (a Dual: clipped to the box, scores exact
     for it) and its statuses into ``status_out``, and returns (converged, set
@@ -130,22 +130,55 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     stationary: ISVM with two classes, whose dual is flat along y_i) leaves them
     unspecified; the caller then falls back to coordinate descent.
     """
+    n_var = prob.var_i.shape[0]
+    st = fac.status.copy()
+    removal = _removal(prob, p, C, full, fac, st)
+    cap = min(16, cfg.max_changed)  # rows kept for touched variables; _register grows them
+    work = Touched(
+        np.empty(cfg.max_changed, dtype=np.int64),
+        np.empty((cap, fac.free_vars.shape[0])),
+        np.empty((cap, fac.free_vars.shape[0])),
+        np.empty((cap, cap)),
+        np.empty(cfg.max_changed),
+    )
+    changes = Changes(np.empty(n_var, dtype=np.int64), np.empty(n_var, dtype=np.int8))
+    it, nt = 0, 0
+    if cfg.patience >= 0:  # patience < 0: the decremental path alone
+        nt, work = _warm_guess(prob, fac, warm, st, work, changes, cfg)
+        guessed = nt > 0
+        done, it, work, nt = _primal_dual_steps(
+            prob, C, full, fac, removal, st, work, nt, changes, cfg, out
+        )
+        if done >= 0:
+            if done == 1:
+                status_out[:] = st
+            return done == 1, it
+        for v in range(n_var):  # phase 2 starts from the full statuses
+            if st[v] != EXCLUDED:
+                st[v] = fac.status[v]
+        if guessed:  # and afresh, not burdened by the rows of a wrong guess
+            nt = 0
+    converged, it = _decremental_path(
+        prob, C, full, fac, removal, st, work, nt, changes, cfg, out, it
+    )
+    if converged:
+        status_out[:] = st
+    return converged, it
+
+
+@njit(cache=True)
+def _removal(prob, p, C, full, fac, st):
+    """Point p's multipliers leave the problem: marked EXCLUDED in ``st``; those at C
+    (dropping to 0) pull the free set by ``z_p = Hinv sum_v Q[F, v] C``, from the
+    precomputed rows ``Q[v, F] Hinv`` where there are any."""
     K, var_i, var_j, cols, vals, c = prob
-    alpha_full, S_full, ssum_full = full
-    status, free_vars, free_pos, Hinv = fac.status, fac.free_vars, fac.free_pos, fac.Hinv
+    status, free_vars, Hinv = fac.status, fac.free_vars, fac.Hinv
     Y_out, out_pos, var_id = fac.Y_out, fac.out_pos, fac.var_id
-    alpha = out.alpha
-    max_iter, max_changed, patience = cfg.max_iter, cfg.max_changed, cfg.patience
-    free_threshold = cfg.free_threshold
-    n_var = var_i.shape[0]
     nf = free_vars.shape[0]
-    n_classes = alpha_full.shape[1]
-    st = status.copy()
+    n_classes = full.alpha.shape[1]
     x_full = np.empty(nf)
     for k in range(nf):
-        x_full[k] = alpha_full[var_i[free_vars[k]], var_j[free_vars[k]]]
-    # p's multipliers at C drop to 0: z_p = Hinv sum_v Q[F, v] C, from the precomputed
-    # rows Q[v, F] Hinv where there are any
+        x_full[k] = full.alpha[var_i[free_vars[k]], var_j[free_vars[k]]]
     p_upper = np.empty(n_classes, dtype=np.int64)
     n_pu = 0
     d = np.zeros(nf)
@@ -162,77 +195,90 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
             else:
                 for k in range(nf):
                     u = free_vars[k]
-                    d[k] += C * _core.q_entry(K, var_i[u], var_j[u], p, j, cols, vals, c)
+                    d[k] += C * _core.q_entry(var_i[u], var_j[u], p, j, cols, vals, c, K)
         st[v] = EXCLUDED
     if n_pu > 0 and nf > 0 and out_pos[p_upper[0]] < 0:  # all precomputed, or none
         z_p = np.dot(Hinv, d)
-    removal = Removal(p_upper, n_pu, x_full, z_p)
-    cap = min(16, max_changed)  # rows kept for touched variables; _register grows them
-    work = Touched(
-        np.empty(max_changed, dtype=np.int64),
-        np.empty((cap, nf)),
-        np.empty((cap, nf)),
-        np.empty((cap, cap)),
-        np.empty(max_changed),
-    )
-    nt = 0
-    changes = Changes(np.empty(n_var, dtype=np.int64), np.empty(n_var, dtype=np.int8))
-    chg_v, chg_s = changes
-    slack = cfg.box_slack * C
-    it = 0
-    # phase 1: primal-dual steps, from the fold's changes at the previous C if given
+    return Removal(p_upper, n_pu, x_full, z_p)
+
+
+@njit(cache=True)
+def _warm_guess(prob, fac, warm, st, work, changes, cfg):
+    """Phase 1's start: the full statuses with the fold's own changes at the previous C
+    applied (:class:`~isvm.loo.bundles.Warm`), unless there are none or more than
+    ``cfg.warm_max_changes``. Returns (touched variables, work)."""
+    n_var = prob.var_i.shape[0]
     warm_status, warm_base = warm
-    if patience >= 0 and warm_status.shape[0] == n_var and warm_base.shape[0] == n_var:
-        n_warm = 0
-        for v in range(n_var):
-            w = warm_status[v]
-            if st[v] != EXCLUDED and w != EXCLUDED and w != warm_base[v] and w != st[v]:
-                chg_v[n_warm] = v
-                # an outside variable enters the face solves only as a touched (freed)
-                # one: guess it free, and the steps move it to its bound if need be
-                chg_s[n_warm] = w if free_pos[v] >= 0 else FREE
-                n_warm += 1
-        if n_warm <= cfg.warm_max_changes:
-            grown, work = _register(prob, fac, changes, n_warm, st, work, nt, max_changed)
-            nt = max(grown, 0)  # too many: no guess (nothing changed)
-    guessed = nt > 0
-    best = n_var + 1
-    tries = patience
-    while it < max_iter and patience >= 0:  # patience < 0: the decremental path alone
+    if warm_status.shape[0] != n_var or warm_base.shape[0] != n_var:
+        return 0, work
+    chg_v, chg_s = changes
+    n_warm = 0
+    for v in range(n_var):
+        w = warm_status[v]
+        if st[v] != EXCLUDED and w != EXCLUDED and w != warm_base[v] and w != st[v]:
+            chg_v[n_warm] = v
+            # an outside variable enters the face solves only as a touched (freed) one:
+            # guess it free, and the steps move it to its bound if need be
+            chg_s[n_warm] = w if fac.free_pos[v] >= 0 else FREE
+            n_warm += 1
+    if n_warm > cfg.warm_max_changes:
+        return 0, work
+    grown, work = _register(prob, fac, changes, n_warm, st, work, 0, cfg.max_changed)
+    return max(grown, 0), work  # too many: no guess (nothing changed)
+
+
+@njit(cache=True)
+def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, out):
+    """Phase 1: every variable that left the box goes to its bound, every bound
+    variable whose gradient points inward is freed, until none does.
+
+    Returns (outcome, face solves, work, touched variables): outcome 1 the fold's
+    optimum (in ``out``, clipped), 0 failed (a ridged solve of a singular face), -1
+    stopped making progress (``cfg.patience`` steps without fewer infeasible variables, a singular
+    face, too many touched variables, ``cfg.max_iter``): the decremental path next.
+    """
+    slack = cfg.box_slack * C
+    best = prob.var_i.shape[0] + 1
+    tries = cfg.patience
+    it = 0
+    while it < cfg.max_iter:
         it += 1
         if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
             break
-        n_inf = _infeasible(prob, C, slack, st, out, changes, free_threshold)
+        n_inf = _infeasible(prob, C, slack, st, out, changes, cfg.free_threshold)
         if n_inf == 0:
-            if not _stationary(prob, st, out, cfg.stationary_tol):
-                return False, it  # a ridged solve of a singular face: not a minimiser
-            _clip(prob, C, out)
-            status_out[:] = st
-            return True, it
+            return (1 if _optimum(prob, C, st, out, cfg) else 0), it, work, nt
         if n_inf < best:
             best = n_inf
-            tries = patience
+            tries = cfg.patience
         elif tries > 0:
             tries -= 1
         else:
             break
-        grown, work = _register(prob, fac, changes, n_inf, st, work, nt, max_changed)
+        grown, work = _register(prob, fac, changes, n_inf, st, work, nt, cfg.max_changed)
         if grown < 0:
             break
         nt = grown
-    # phase 2: the decremental path. With p's multipliers at (1 - t) times their full
-    # values, the optimum is piecewise linear in t, from the full optimum (t = 0) to
-    # the fold's (t = 1); on each piece it heads for the current face's minimiser at
-    # t = 1, and a piece ends where a free variable reaches a bound or a bound
-    # variable's gradient turns inward: one status change per step.
-    for v in range(n_var):
-        if st[v] != EXCLUDED:
-            st[v] = status[v]
-    if guessed:  # the path starts afresh, not burdened by the rows of a wrong guess
-        nt = 0
-    cur = alpha_full.copy()
-    g_cur = dual_gradients(prob, S_full, ssum_full)
-    while it < max_iter:
+    return -1, it, work, nt
+
+
+@njit(cache=True)
+def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, out, it):
+    """Phase 2: with p's multipliers at (1 - t) times their full values, the optimum
+    is piecewise linear in t, from the full optimum (t = 0) to the fold's (t = 1); on
+    each piece it heads for the current face's minimiser at t = 1, and a piece ends
+    where a free variable reaches a bound or a bound variable's gradient turns
+    inward: one status change per step. Starts from the full statuses in ``st``, with
+    the first ``nt`` touched variables' rows kept, after ``it`` face solves. Returns
+    (converged, face solves)."""
+    var_i, var_j = prob.var_i, prob.var_j
+    n_var = var_i.shape[0]
+    alpha = out.alpha
+    free_threshold = cfg.free_threshold
+    chg_v, chg_s = changes
+    cur = full.alpha.copy()
+    g_cur = dual_gradients(prob, full.S, full.ssum)
+    while it < cfg.max_iter:
         it += 1
         if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
             return False, it
@@ -259,11 +305,7 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
             if r < tau:
                 tau, event = r, v
         if event < 0:  # the face minimiser at t = 1 satisfies the KKT conditions
-            if not _stationary(prob, st, out, cfg.stationary_tol):
-                return False, it  # a ridged solve of a singular face: not a minimiser
-            _clip(prob, C, out)
-            status_out[:] = st
-            return True, it
+            return _optimum(prob, C, st, out, cfg), it
         # the path and its gradient are affine in t: interpolate both (the event
         # variable's move to its bound below only corrects rounding)
         cur += tau * (alpha - cur)
@@ -275,11 +317,21 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
         else:
             chg_v[0] = event
             chg_s[0] = FREE
-            grown, work = _register(prob, fac, changes, 1, st, work, nt, max_changed)
+            grown, work = _register(prob, fac, changes, 1, st, work, nt, cfg.max_changed)
             if grown < 0:
                 return False, it
             nt = grown
     return False, it
+
+
+@njit(cache=True)
+def _optimum(prob, C, st, out, cfg):
+    """A KKT-feasible face minimiser in ``out``: clipped to the box if it is stationary
+    (True); False if not (a ridged solve of a singular face: not a minimiser)."""
+    if not _stationary(prob, st, out, cfg.stationary_tol):
+        return False
+    _clip(prob, C, out)
+    return True
 
 
 @njit(cache=True)
@@ -347,12 +399,12 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
         for q in range(n_pu):
             vq = p_upper[q]
-            r += C * _core.q_entry(K, ia, ja, var_i[vq], var_j[vq], cols, vals, c)
+            r += C * _core.q_entry(ia, ja, var_i[vq], var_j[vq], cols, vals, c, K)
         for t in range(nt):
             vt = touched[t]
             diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
             if diff != 0.0:
-                r -= _core.q_entry(K, ia, ja, var_i[vt], var_j[vt], cols, vals, c) * diff
+                r -= _core.q_entry(ia, ja, var_i[vt], var_j[vt], cols, vals, c, K) * diff
         rhs[a] = r - qz[ta]
         for b in range(nn):
             T[a, b] = G[ta, n_list[b]]
@@ -375,7 +427,7 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         for a in range(nn):
             v = touched[n_list[a]]
             ridge_n = max(
-                ridge_n, _core.q_entry(K, var_i[v], var_j[v], var_i[v], var_j[v], cols, vals, c)
+                ridge_n, _core.q_entry(var_i[v], var_j[v], var_i[v], var_j[v], cols, vals, c, K)
             )
         ridge_r = 0.0
         for a in range(nr):
@@ -569,7 +621,7 @@ def _add_touched(prob, fac, work, nt, n_new):
             for k in range(nf):
                 u = free_vars[k]
                 new_q[a, k] = _core.q_entry(
-                    K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c
+                    var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c, K
                 )
         if nf > 0:
             new_y = np.dot(new_q, Hinv)  # Hinv is symmetric
@@ -580,7 +632,7 @@ def _add_touched(prob, fac, work, nt, n_new):
         v = touched[nt + a]
         for t in range(nt + a + 1):
             u = touched[t]
-            g = _core.q_entry(K, var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c)
+            g = _core.q_entry(var_i[u], var_j[u], var_i[v], var_j[v], cols, vals, c, K)
             g -= cross[t, a]
             G[t, nt + a] = g
             G[nt + a, t] = g

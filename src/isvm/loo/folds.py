@@ -19,7 +19,7 @@ from numba import njit, prange
 from isvm.loo.bundles import Warm
 from isvm.loo.fold_update import fold_active_set
 from isvm.solvers import _core
-from isvm.solvers._core import Blocks, Dual, Problem, Target
+from isvm.solvers._core import Blocks, Dual, Target
 
 
 @njit(cache=True)
@@ -74,7 +74,7 @@ def _fold_problem(p, prob):
     fp = np.empty(n - 1, dtype=np.int64)
     for q in range(n - 1):
         fp[q] = q if q < p else q + 1
-    return Problem(K, fi, fj, cols, vals, c), fp
+    return _core.with_variables(prob, fi, fj), fp
 
 
 @njit(cache=True)

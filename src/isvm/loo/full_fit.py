@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from isvm.loo.bundles import FREE, UPPER, ZERO, Factor
 from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
 from isvm.methods import Coding
-from isvm.solvers import SolverState, _core, run_solver
+from isvm.solvers import SolverState, _core, problem_of, run_solver
 from isvm.solvers._core import Dual, Problem, dual_gradients
 
 #: rows per block in the updates of the outside products
@@ -198,11 +198,6 @@ def pin_null_directions(
         # the other directions without a component on k: still null directions
         N[:, d + 1 :] -= np.outer(n, N[k, d + 1 :] / n[k])
     return np.array(pinned, dtype=np.int64), np.array(values)
-
-
-def problem_of(K: NDArray, coding: Coding, var_i: NDArray, var_j: NDArray) -> Problem:
-    """The numba :class:`~isvm.solvers._core.Problem` of these variables."""
-    return Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
 
 
 def scores(K: NDArray, coding: Coding, alpha: NDArray) -> tuple[NDArray, NDArray]:
@@ -416,7 +411,7 @@ def _q_times(prob: Problem, coding: Coding, free, u) -> NDArray[np.float64]:
     fi, fj = prob.var_i[free], prob.var_j[free]
     alpha = np.zeros(coding.var_mask.shape)
     alpha[fi, fj] = u
-    sub = Problem(prob.K, fi, fj, prob.cols, prob.vals, prob.c)
+    sub = _core.with_variables(prob, fi, fj)
     return 1.0 - _state(sub, coding, alpha)[2]
 
 
@@ -475,7 +470,7 @@ def _q_block(K, var_i, var_j, cols, vals, c, rows, columns):
         i, j = var_i[rows[a]], var_j[rows[a]]
         for b in range(columns.shape[0]):
             u = columns[b]
-            out[a, b] = _core.q_entry(K, i, j, var_i[u], var_j[u], cols, vals, c)
+            out[a, b] = _core.q_entry(i, j, var_i[u], var_j[u], cols, vals, c, K)
     return out
 
 
@@ -528,7 +523,7 @@ def _settle(
         bound[var_i[upper], var_j[upper]] = C
         S_bound, ssum_bound = scores(K, coding, bound)
         fi, fj = var_i[free], var_j[free]
-        r = dual_gradients(Problem(K, fi, fj, prob.cols, prob.vals, prob.c), S_bound, ssum_bound)
+        r = dual_gradients(_core.with_variables(prob, fi, fj), S_bound, ssum_bound)
         fact = None
         update = None
         if previous is not None:

@@ -99,6 +99,17 @@ def variable_list(
     return var_i.astype(np.int64), var_j.astype(np.int64)
 
 
+def problem_of(
+    K: NDArray[np.float64], coding: Coding, var_i: NDArray[np.int64], var_j: NDArray[np.int64]
+) -> _core.Problem:
+    """The numba :class:`~isvm.solvers._core.Problem` of these variables of ``coding``.
+
+    The one place a problem is built from a coding; a problem over fewer variables
+    is :func:`isvm.solvers._core.with_variables` of it.
+    """
+    return _core.Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+
+
 def run_solver(
     state: SolverState,
     var_i: NDArray[np.int64],
@@ -130,7 +141,7 @@ def run_solver(
     """
     coding = state.coding
     rng = _core.rng_state(np.uint64(seed))
-    prob = _core.Problem(state.K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+    prob = problem_of(state.K, coding, var_i, var_j)
     dual = _core.Dual(state.alpha, state.S, state.ssum)
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)

@@ -42,6 +42,12 @@ class Problem(NamedTuple):
     c: float  # the metric's mean coefficient (0: no mean term, ``ssum`` unused)
 
 
+@njit(cache=True)
+def with_variables(prob, var_i, var_j):
+    """``prob`` over other variables (the same kernel and coding): a fold's, a free set's."""
+    return Problem(prob.K, var_i, var_j, prob.cols, prob.vals, prob.c)
+
+
 class Dual(NamedTuple):
     """A point of the dual and its scores (see the module docstring)."""
 
@@ -201,7 +207,7 @@ def apply_point_steps(coef, c, K, S, ssum):
 
 
 @njit(cache=True, _nrt=False)
-def q_entry(K, i, j, k, m, cols, vals, c):
+def q_entry(i, j, k, m, cols, vals, c, K):
     """One entry ``Q[(i,j), (k,m)] = K_ik <u_ij, (I - c 11') u_km>`` from the codings."""
     dot = 0.0
     s1 = 0.0
@@ -221,7 +227,7 @@ def q_entry(K, i, j, k, m, cols, vals, c):
 @njit(cache=True, _nrt=False)
 def diag_q(i, j, cols, vals, c, K):
     """``Q_(ij),(ij) = K_ii (sum_t v_t^2 - c (sum_t v_t)^2)``."""
-    return q_entry(K, i, j, i, j, cols, vals, c)
+    return q_entry(i, j, i, j, cols, vals, c, K)
 
 
 @njit(cache=True, _nrt=False)
