@@ -10,6 +10,8 @@ were built for (z-scored features, duplicate points) and on [0, 1] features.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from problems import clustered, dual_qp
@@ -20,8 +22,8 @@ from isvm.loo import loo_grid, loo_refit
 from isvm.loo.certificate import duplicate_groups, kernel_geometry
 from isvm.methods import FORMULATIONS, dual_matrix, get_formulation
 from isvm.seeding import rng
-from isvm.solvers import SolverState, variable_list
-from isvm.solvers._core import Problem, Target, suboptimality
+from isvm.solvers import SolverState, problem_of, variable_list
+from isvm.solvers._core import Target, suboptimality
 
 NEAR_TIE = 1e-6
 
@@ -115,7 +117,7 @@ def test_suboptimality_bounds_the_dual_gap_to_the_optimum(method, C):
         coding.block_w,
         float(coding.block_sigma),
     )
-    prob = Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+    prob = problem_of(K, coding, var_i, var_j)
     gen = np.random.default_rng(6)
     state = SolverState.start(K, coding)
     from isvm.solvers import run_solver
@@ -227,7 +229,9 @@ def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_ma
     idx = draw_subsamples(data.y, 100, 1, seed=2012, dataset="segment")[0]
     X, y = data.X[idx], data.y[idx]
     Cs = c_grid(0.1, 8.0, 0.5)
-    frame, pred = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True)
+    # the immediate rule alone (the rent rule, tested below, would hand back first)
+    no_rent = dataclasses.replace(driver.DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
+    frame, pred = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, settings=no_rent)
     limit = driver.DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
     folds_only = []  # hand-backs the folds alone would not have made
     for t in range(1, len(Cs) - 1):
@@ -238,4 +242,50 @@ def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_ma
             folds_only.append(t)
     assert folds_only, "the path never handed back"
     _, pc = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, active_set=False)
+    assert (pred == pc).all()
+
+
+def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
+    """Coupled formulations in cd mode sum their fold epochs above
+    ``cd_rent_mean_epochs`` per fold (in variable visits) along the path and hand back
+    to the active set once that exceeds one exact finish's price, even where no grid
+    point crosses ``cd_max_mean_epochs``. Vehicle Ns = 200 ISVM at gamma 5 (the paper's
+    subsample 0, z-scored) runs cd folds of 2-4 epochs at large C, where the active
+    set's updated fold solves cost far less: the rule must fire there, cut the path's
+    epochs, and leave the predictions those of cd alone."""
+    from isvm.experiment.subsample import draw_subsamples
+    from isvm.loo import c_grid, driver
+
+    finished, modes = [], []
+    exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
+
+    def spy_finish(*args, **kwargs):
+        finished.append(args[5])  # C
+        return exact_full_fit(*args, **kwargs)
+
+    def spy_folds(*args):
+        fit_folds(*args)
+        modes.append(args[5].status.shape[0] == 0)  # NO_FACTOR: cd folds
+
+    data = load_dataset("vehicle", source="bundled", scaling="zscore")
+    idx = draw_subsamples(data.y, 200, 1, seed=2012, dataset="vehicle")[0]
+    X, y = data.X[idx], data.y[idx]
+    Cs = c_grid(0.1, 50.0, 0.5)
+    no_rent = dataclasses.replace(driver.DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
+    plain = loo_grid(X, y, "isvm", [5.0], Cs, settings=no_rent)
+    monkeypatch.setattr(driver, "exact_full_fit", spy_finish)
+    monkeypatch.setattr(driver, "fit_folds", spy_folds)
+    frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
+    limit = driver.DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
+    rented = [
+        t
+        for t in range(len(Cs) - 1)
+        if modes[t]
+        and Cs[t] not in finished
+        and frame["iterations"].iloc[t] <= limit
+        and Cs[t + 1] in finished
+    ]
+    assert rented, "no hand-back by rent"
+    assert frame["iterations"].sum() < 0.8 * plain["iterations"].sum()
+    _, pc = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True, active_set=False)
     assert (pred == pc).all()

@@ -45,7 +45,9 @@ they stand (the dual has no equality constraint):
    finish, the full fit solved to ``settings.cd_full_tol_factor`` x tol, the folds
    by cd alone; a cd-mode grid point whose epochs (its folds' and, past the path's
    first C, its tight full fit's) exceed ``settings.cd_max_mean_epochs`` per fold
-   hands the next one back to the active set,
+   hands the next one back to the active set (so does one where, for coupled
+   formulations, the epochs above ``cd_rent_mean_epochs`` per fold, summed along the
+   path, outgrow the price of one exact finish: rent or buy),
    and one whose C jumped (``settings.cd_recheck_ratio``: the path's start) is
    handed back beforehand if a sample of its folds averages more.
    Counts, not timings, decide, so a run is reproducible to the iteration.
@@ -196,6 +198,9 @@ class _Path:
     dear_cd: bool = False
     probed: bool = False  # cd mode was chosen by a probe (not forced by a failed finish)
     backoff: _Backoff = field(default_factory=_Backoff)
+    # cd mode's excess work so far (variable visits of fold epochs above
+    # settings.cd_rent_mean_epochs per fold), weighed against one exact finish
+    cd_rent: float = 0.0
 
     @property
     def first(self) -> bool:
@@ -377,7 +382,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     fac = optimum.factor(job.var_id) if optimum is not None and not path.cd_mode else NO_FACTOR
     out = FoldOutput.empty(n)
     fit_folds(path.prob, job.blocks, path.cert, step, state.dual, fac, path.store, job.cfg, out)
-    _hand_back(job, path, t, out, 0 if first else full_epochs)
+    _hand_back(job, path, t, out, 0 if first else full_epochs, state.alpha, C)
     n_errors = int(np.count_nonzero(out.pred != job.y_idx))
     n_capped = int(np.count_nonzero(~out.settled)) + (0 if full_conv else 1)
     row = GridRow(
@@ -477,15 +482,40 @@ def _full_fit(
     return optimum, epochs, converged
 
 
-def _hand_back(job: _Job, path: _Path, t: int, out: FoldOutput, full_epochs: int) -> None:
+def _hand_back(
+    job: _Job,
+    path: _Path,
+    t: int,
+    out: FoldOutput,
+    full_epochs: int,
+    alpha: NDArray[np.float64],
+    C: float,
+) -> None:
     """End cd mode where cd alone got expensive: the active set again at the next C.
 
     Its cost is the folds' epochs and, along the path, the tight full fit's
     (``full_epochs``: 0 at a path start from zero, which is not what the next grid
-    point costs), per fold.
+    point costs), per fold: above ``cd_max_mean_epochs`` it hands back at once. Where a
+    point's multipliers are coupled, the epochs above ``cd_rent_mean_epochs`` per fold
+    are also summed along the path, as variable visits, like rent: once they exceed the
+    price of one exact finish (its factorisation, ``finish_visits_per_free_cubed`` per
+    cubed free variable of this full fit, and no more free variables than the finish
+    takes), it hands back, since from then on the active set's fold updates save that
+    much per grid point again.
     """
+    settings = job.settings
+    if not path.cd_mode:
+        path.handed_back, path.cd_rent = False, 0.0
+        return
     path_epochs = out.epochs.sum() + full_epochs
-    path.handed_back = path.cd_mode and path_epochs > job.settings.cd_max_mean_epochs * job.n
-    if path.handed_back:
-        path.cd_mode, path.dear_cd = False, True
+    dear = path_epochs > settings.cd_max_mean_epochs * job.n
+    if not dear and job.coupled:
+        excess = path_epochs - settings.cd_rent_mean_epochs * job.n
+        path.cd_rent += max(excess, 0.0) * job.var_i.shape[0]
+        free = int(np.count_nonzero((alpha > 0.0) & (alpha < C)))
+        price = settings.finish_visits_per_free_cubed * float(free) ** 3
+        dear = free <= settings.finish_max_free_dear and path.cd_rent > price
+    path.handed_back = dear
+    if dear:
+        path.cd_mode, path.dear_cd, path.cd_rent = False, True, 0.0
         path.backoff.failed(t)

@@ -75,6 +75,13 @@ class LooSettings:
     #: its tight full fit's epochs, past the path's first C) hands the next one back
     #: to the active set
     cd_max_mean_epochs: float = 4.0
+    #: ... and, where a point's multipliers are coupled (ISVM, WW, LLW), one whose fold
+    #: epochs above this per fold, summed along the path in variable visits, exceed the
+    #: price of one exact finish: ``finish_visits_per_free_cubed`` x (free variables)^3
+    #: (a rent-or-buy rule: the finish's factorisation is paid once, its fold updates
+    #: then save the excess at every grid point)
+    cd_rent_mean_epochs: float = 2.0
+    finish_visits_per_free_cubed: float = 1e-3
     #: in cd mode, a grid point whose C exceeds the previous one's by more than this
     #: factor samples its folds' cost first (:meth:`isvm.loo.driver._Probe.still_cheap`):
     #: the previous grid point's counts say little about it
