@@ -20,6 +20,7 @@ from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
 from isvm.loo import loo_grid, loo_refit
 from isvm.loo.certificate import duplicate_groups, kernel_geometry
+from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import FORMULATIONS, dual_matrix, get_formulation
 from isvm.seeding import rng
 from isvm.solvers import SolverState, problem_of, variable_list
@@ -200,16 +201,19 @@ def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
     assert ((pc != ref) <= (gap < NEAR_TIE)).all()
 
 
-def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_may(monkeypatch):
-    """cd mode's cost per grid point is its folds' epochs and, along the path, the full
-    fit's (solved to a hundredth of tol). Segment Ns = 100 at gamma 10 (ISVM; the
-    paper's subsample 0) enters cd mode at C = 0.1 and its folds stay cheap (about 2
-    epochs each) while its full fits take 200-300 epochs per grid point: the engine
-    must hand such a grid point's successor back to the active set (it once stayed in
-    cd mode along the whole path, 3.5x slower), whose finish may then take the larger
-    free sets (``finish_max_free_dear``), and the predictions stay those of cd alone."""
+def _paper_subsample(name: str, ns: int) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's subsample 0 of a bundled data set, z-scored."""
     from isvm.experiment.subsample import draw_subsamples
-    from isvm.loo import c_grid, driver
+
+    data = load_dataset(name, source="bundled", scaling="zscore")
+    idx = draw_subsamples(data.y, ns, 1, seed=2012, dataset=name)[0]
+    return data.X[idx], data.y[idx]
+
+
+def _spy_path(monkeypatch) -> tuple[list, list, dict]:
+    """Record what ``loo_grid`` does per grid point: the C values whose full fit ran
+    the exact finish (and its ``max_free``), and whether the folds ran cd alone."""
+    from isvm.loo import driver
 
     finished, modes, caps = [], [], {}
     exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
@@ -225,20 +229,35 @@ def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_ma
 
     monkeypatch.setattr(driver, "exact_full_fit", spy_finish)
     monkeypatch.setattr(driver, "fit_folds", spy_folds)
-    data = load_dataset("segment", source="bundled", scaling="zscore")
-    idx = draw_subsamples(data.y, 100, 1, seed=2012, dataset="segment")[0]
-    X, y = data.X[idx], data.y[idx]
+    return finished, modes, caps
+
+
+#: the engine's defaults without the rent rule (cd mode's immediate hand-back alone)
+NO_RENT = dataclasses.replace(DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
+
+
+def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_may(monkeypatch):
+    """cd mode's cost per grid point is its folds' epochs and, along the path, the full
+    fit's (solved to a hundredth of tol). Segment Ns = 100 at gamma 10 (ISVM; the
+    paper's subsample 0) enters cd mode at C = 0.1 and its folds stay cheap (about 2
+    epochs each) while its full fits take 200-300 epochs per grid point: the engine
+    must hand such a grid point's successor back to the active set (it once stayed in
+    cd mode along the whole path, 3.5x slower), whose finish may then take the larger
+    free sets (``finish_max_free_dear``), and the predictions stay those of cd alone."""
+    from isvm.loo import c_grid
+
+    X, y = _paper_subsample("segment", 100)
+    finished, modes, caps = _spy_path(monkeypatch)
     Cs = c_grid(0.1, 8.0, 0.5)
     # the immediate rule alone (the rent rule, tested below, would hand back first)
-    no_rent = dataclasses.replace(driver.DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
-    frame, pred = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, settings=no_rent)
-    limit = driver.DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
+    frame, pred = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, settings=NO_RENT)
+    limit = DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
     folds_only = []  # hand-backs the folds alone would not have made
     for t in range(1, len(Cs) - 1):
         cd_folds = modes[t] and Cs[t] not in finished
         if cd_folds and frame["iterations"].iloc[t] > limit:
             assert Cs[t + 1] in finished
-            assert caps[Cs[t + 1]] == driver.DEFAULT_SETTINGS.finish_max_free_dear
+            assert caps[Cs[t + 1]] == DEFAULT_SETTINGS.finish_max_free_dear
             folds_only.append(t)
     assert folds_only, "the path never handed back"
     _, pc = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, active_set=False)
@@ -253,30 +272,14 @@ def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
     subsample 0, z-scored) runs cd folds of 2-4 epochs at large C, where the active
     set's updated fold solves cost far less: the rule must fire there, cut the path's
     epochs, and leave the predictions those of cd alone."""
-    from isvm.experiment.subsample import draw_subsamples
-    from isvm.loo import c_grid, driver
+    from isvm.loo import c_grid
 
-    finished, modes = [], []
-    exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
-
-    def spy_finish(*args, **kwargs):
-        finished.append(args[5])  # C
-        return exact_full_fit(*args, **kwargs)
-
-    def spy_folds(*args):
-        fit_folds(*args)
-        modes.append(args[5].status.shape[0] == 0)  # NO_FACTOR: cd folds
-
-    data = load_dataset("vehicle", source="bundled", scaling="zscore")
-    idx = draw_subsamples(data.y, 200, 1, seed=2012, dataset="vehicle")[0]
-    X, y = data.X[idx], data.y[idx]
+    X, y = _paper_subsample("vehicle", 200)
     Cs = c_grid(0.1, 50.0, 0.5)
-    no_rent = dataclasses.replace(driver.DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
-    plain = loo_grid(X, y, "isvm", [5.0], Cs, settings=no_rent)
-    monkeypatch.setattr(driver, "exact_full_fit", spy_finish)
-    monkeypatch.setattr(driver, "fit_folds", spy_folds)
+    plain = loo_grid(X, y, "isvm", [5.0], Cs, settings=NO_RENT)
+    finished, modes, _ = _spy_path(monkeypatch)
     frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
-    limit = driver.DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
+    limit = DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
     rented = [
         t
         for t in range(len(Cs) - 1)
