@@ -30,7 +30,16 @@ def main() -> None:
     parser.add_argument("cells", nargs="+", help="DATASET:NS:METHOD:GAMMA")
     parser.add_argument("--scaling", default="zscore", choices=["zscore", "minmax"])
     args = parser.parse_args()
-    alt = dataclasses.replace(DEFAULT_SETTINGS, **json.loads(args.overrides))
+    try:
+        overrides = json.loads(args.overrides)
+        alt = dataclasses.replace(DEFAULT_SETTINGS, **overrides)
+    except (json.JSONDecodeError, TypeError) as err:
+        fields = ", ".join(f.name for f in dataclasses.fields(DEFAULT_SETTINGS))
+        parser.error(f"overrides must be a JSON object of LooSettings fields ({fields}): {err}")
+    for cell in args.cells:
+        parts = cell.split(":")
+        if len(parts) != 4 or not parts[1].isdigit():
+            parser.error(f"cell {cell!r} is not DATASET:NS:METHOD:GAMMA (e.g. vowel:500:isvm:10)")
     Cs = c_grid(0.1, 50.0, 0.5)
     print(f"overrides {args.overrides}; scaling {args.scaling}; {len(Cs)} C values")
     print(
