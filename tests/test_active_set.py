@@ -17,10 +17,11 @@ from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, referenc
 from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
 from isvm.loo import c_grid, loo_grid
-from isvm.loo.bundles import Warm
+from isvm.loo.bundles import FREE, Warm
 from isvm.loo.fold_update import fold_active_set
 from isvm.loo.full_fit import (
     Factorisation,
+    _FaceSolver,
     exact_full_fit,
     pin_null_directions,
     scores,
@@ -232,6 +233,45 @@ def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(s
     moved[keep] = np.linalg.solve(H_kk, H[keep] @ x - H[np.ix_(keep, pos)] @ values)
     np.testing.assert_allclose(H @ moved, H @ x, atol=1e-9)
     assert moved.min() >= -1e-9 and moved.max() <= C + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_face_solver_through_a_singular_schur_complement(seed):
+    """Freeing the rest of a point's ISVM multipliers makes the face singular (one null
+    direction per point with all of them free); the face solver, going through the
+    previous optimum's inverse, finds that direction in the Schur complement of the
+    added variables and solves the consistent face system, without the fresh pivoted
+    factorisation it needed before. Checked on the independent Q of the paper's
+    formulas: H n = 0 and H x = r."""
+    data = load_dataset("letter", source="bundled", scaling="minmax")
+    idx = np.random.default_rng(4).choice(data.y.shape[0], 80, replace=False)
+    labels, y = np.unique(data.y[idx], return_inverse=True)
+    n_classes, C = labels.shape[0], 10.0
+    K = rbf_kernel(data.X[idx], gamma=5.0)
+    coding = get_formulation("isvm").encode(y, n_classes)
+    var_i, var_j = variable_list(coding)
+    state = SolverState.start(K, coding)
+    run_solver(state, var_i, var_j, C, tol=1e-1)
+    active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
+    assert active is not None and active.exact_inverse
+    # the points with some, not all, multipliers free; one of them freed entirely
+    is_free = active.status == FREE
+    partial = [p for p in range(y.shape[0]) if 0 < is_free[var_i == p].sum() < n_classes]
+    point = partial[np.random.default_rng(seed).integers(len(partial))]
+    free = np.union1d(active.free_vars, np.flatnonzero(var_i == point))
+    solver = _FaceSolver(active, free, problem_of(K, coding, var_i, var_j))
+    assert solver.ok and solver.null.shape[1] == 1
+    Q, var = reference_q(K, y, n_classes, "isvm")
+    ref = {v: a for a, v in enumerate(var)}
+    rows = np.array([ref[(i, j)] for i, j in zip(var_i[free], var_j[free], strict=True)])
+    H = Q[np.ix_(rows, rows)]
+    null = np.zeros_like(solver.null)
+    null[solver.order] = solver.null
+    assert np.max(np.abs(H @ null)) <= 1e-9 * np.max(np.abs(null)) * np.max(np.abs(H))
+    r = H @ np.random.default_rng(seed).uniform(0.0, C, free.shape[0])
+    x = np.zeros_like(r)
+    x[solver.order] = solver.solve(r[solver.order])
+    np.testing.assert_allclose(H @ x, r, atol=1e-7 * np.max(np.abs(r)))
 
 
 def test_singular_isvm_faces_settle_with_a_true_inverse():

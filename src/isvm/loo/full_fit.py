@@ -117,7 +117,7 @@ class Factorisation:
         tol = 1e-10 * np.max(np.diag(H))
         c, piv, rank, _ = scipy.linalg.lapack.dpstrf(H, tol=tol, lower=1)
         order = piv - 1  # LAPACK's pivots are 1-based
-        L11 = np.tril(c[:rank, :rank])
+        L11 = c[:rank, :rank]  # LAPACK reads only its lower triangle below
         L21 = c[rank:, :rank]
         null = np.zeros((self.size, self.size - rank))
         null[order[:rank]] = -scipy.linalg.solve_triangular(L11, L21.T, lower=True, trans="T")
@@ -298,13 +298,104 @@ def exact_full_fit(
     return None
 
 
-def _block_update(
-    prev: FullOptimum,
-    free: NDArray[np.int64],
-    prob: Problem,
-    products: bool = False,
-) -> tuple | None:
-    """``prev``'s inverse (and, with ``products``, its outside rows) moved to ``free``.
+def _moved_face(prev: FullOptimum, free: NDArray[np.int64]) -> tuple | None:
+    """How ``free`` differs from ``prev``'s free set F: (kept, removed, added)
+    variables, or None where F is empty or the change is large (``4 (|R| + 2 |N|) >
+    |F'|``): moving F's inverse then costs about as much as a fresh factorisation."""
+    base = prev.free_vars
+    if base.shape[0] == 0:
+        return None
+    in_new = np.zeros(prev.free_pos.shape[0], dtype=np.bool_)
+    in_new[free] = True
+    kept, removed = base[in_new[base]], base[~in_new[base]]
+    added = free[prev.free_pos[free] < 0]
+    if 4 * (removed.shape[0] + 2 * added.shape[0]) > free.shape[0]:
+        return None
+    return kept, removed, added
+
+
+class _FaceSolver:
+    """``H'^-1 v`` for the face F' = (F - R) + N, through ``prev``'s ``H^-1`` (F's).
+
+    The formulas of :func:`_block_update`, applied to vectors instead of forming
+    ``H'^-1``: each solve costs one product with ``prev.Hinv`` (O(|F|^2)),
+    where forming the moved inverse costs several passes over it. The active-set
+    steps of one grid point solve a few faces each and keep only the last one's
+    inverse (:func:`_updated_products`), so they use this. ``order``: the positions in
+    ``free`` of the solver's order, kept (in F's order) then N.
+    """
+
+    def __init__(self, prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> None:
+        moved = _moved_face(prev, free) if prev.exact_inverse else None
+        self.ok = moved is not None
+        if not self.ok:
+            return
+        kept, removed, added = moved
+        self._Hinv = prev.Hinv
+        self._pk, self._pr = prev.free_pos[kept], prev.free_pos[removed]
+        nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
+        self._nk, self._nn = nk, nn
+        if nr:  # H_kk^-1 = Hinv_kk - Hinv_kR Hinv_RR^-1 Hinv_Rk
+            self._Hinv_kr = _gather(self._Hinv, self._pk, self._pr, np.empty((nk, nr)))
+            self._Hinv_rr = _gather(self._Hinv, self._pr, self._pr, np.empty((nr, nr)))
+        #: a basis of the face's null space, in the solver's order (empty: definite)
+        self.null = np.zeros((nk + nn, 0))
+        if nn:  # the Schur complement of the added block
+            self._B = q_block(prob, kept, added)
+            self._YT = self._kept_solve(self._B)
+            Q_nn = q_block(prob, added, added)
+            schur = Q_nn - self._B.T @ self._YT
+            schur = 0.5 * (schur + schur.T)
+            scale = max(np.max(np.diag(Q_nn)), 1e-300)
+            self._schur = cholesky(schur, scale)
+            self._schur_pinv = None
+            if self._schur is None:
+                self._singular_schur(schur, scale)
+        new_pos = np.full(prev.free_pos.shape[0], -1, dtype=np.int64)
+        new_pos[free] = np.arange(free.shape[0])
+        self.order = new_pos[np.concatenate([kept, added])]
+
+    def _singular_schur(self, schur: NDArray[np.float64], scale: float) -> None:
+        """A Schur complement with a null space (ISVM: the new variables free all of a
+        point's multipliers): H' is singular along ``[-H_kk^-1 B z; z]`` for each null
+        vector z of it, and its pseudo-inverse gives a face solution, as a fresh
+        pivoted factorisation would (same threshold, 1e-10 of the largest diagonal
+        entry), for a fraction of the cost. Not ok where no eigenvalue is that small."""
+        w, V = scipy.linalg.eigh(schur, check_finite=False)
+        keep = w > 1e-10 * scale
+        if keep.all():
+            self.ok = False
+            return
+        self._schur_pinv = (V[:, keep] / w[keep]) @ V[:, keep].T
+        z = V[:, ~keep]
+        self.null = np.vstack([-self._YT @ z, z])
+
+    def _kept_solve(self, V: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H_kk^-1 V`` for V of nk rows: one product with the previous inverse."""
+        padded = np.zeros((self._Hinv.shape[0], V.shape[1]))
+        padded[self._pk] = V
+        W = self._Hinv @ padded
+        out = W[self._pk]
+        if self._pr.shape[0]:
+            out -= self._Hinv_kr @ np.linalg.solve(self._Hinv_rr, W[self._pr])
+        return out
+
+    def solve(self, v: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``H'^-1 v``, v and the result in the solver's order."""
+        nk = self._nk
+        u = self._kept_solve(v[:nk, None])[:, 0]
+        if not self._nn:
+            return u
+        b = v[nk:] - self._B.T @ u
+        if self._schur_pinv is not None:
+            x_n = self._schur_pinv @ b
+        else:
+            x_n = scipy.linalg.cho_solve(self._schur, b, check_finite=False)
+        return np.concatenate([u - self._YT @ x_n, x_n])
+
+
+def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> tuple | None:
+    """``prev``'s inverse and its outside rows moved to ``free``.
 
     The free set changes from F to F' = (F - R) + N. Removing R: with ``Hinv``
     partitioned into kept (k) and removed parts and ``M = Hinv_RR^-1 Hinv_Rk``,
@@ -315,26 +406,20 @@ def _block_update(
     outside row becomes ``[Y - W S^-1 Y_N, W S^-1]`` with ``W = Q[v, N] - Y B``.
     O((|R| + |N|) |F| (|F| + outside)) work, against O(|F|^3 + |F|^2 outside) fresh.
 
-    Returns (positions in ``free`` of the new order k + N, Hinv in that order, and
-    with ``products`` Q_out, Y_out and the outside variables of their rows), or None
-    where it does not apply: ``prev``'s inverse is a pseudo-inverse, it lacks the
-    products asked for, the change is large (``4 (|R| + 2 |N|) > |F'|``) or the
-    Schur complement is not positive definite.
+    Returns (positions in ``free`` of the new order k + N, Hinv in that order, Q_out,
+    Y_out and the outside variables of their rows), or None where it does not apply:
+    ``prev``'s inverse is a pseudo-inverse or lacks the products, :func:`_moved_face`
+    says no, or the Schur complement is not positive definite.
     """
     n_var = prob.var_i.shape[0]
-    nf_prev = prev.free_vars.shape[0]
-    if not prev.exact_inverse or nf_prev == 0:
+    if not prev.exact_inverse or prev.Q_out.shape[0] != n_var - prev.free_vars.shape[0]:
         return None
-    if products and prev.Q_out.shape[0] != n_var - nf_prev:
+    moved = _moved_face(prev, free)
+    if moved is None:
         return None
+    kept, removed, added = moved
     new_pos = np.full(n_var, -1, dtype=np.int64)
     new_pos[free] = np.arange(free.shape[0])
-    in_new = new_pos[prev.free_vars] >= 0
-    kept = prev.free_vars[in_new]
-    removed = prev.free_vars[~in_new]
-    added = free[prev.free_pos[free] < 0]
-    if 4 * (removed.shape[0] + 2 * added.shape[0]) > free.shape[0]:
-        return None
     pk, pr = prev.free_pos[kept], prev.free_pos[removed]
     nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
     Hinv = np.empty((nk + nn, nk + nn))
@@ -344,23 +429,19 @@ def _block_update(
         Hinv_kr = _gather(prev.Hinv, pk, pr, np.empty((nk, nr)))
         M = np.linalg.solve(_gather(prev.Hinv, pr, pr, np.empty((nr, nr))), Hinv_kr.T)
         H_kk -= Hinv_kr @ M
-    if products:  # rows: the old outside variables but N, then R; columns: k, then N
-        old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
-        has_row = prev.out_pos >= 0
-        old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
-        rest = np.ones(old_out.shape[0], dtype=bool)
-        rest[prev.out_pos[added]] = False
-        rest_rows = np.flatnonzero(rest)
-    if nn:
-        if products:  # Q[N, k] and Q[N, k] H_kk^-1 are outside rows of prev
-            rows_n = prev.out_pos[added]
-            B = _gather(prev.Q_out, rows_n, pk, np.empty((nn, nk))).T
-            Y_n = _gather(prev.Y_out, rows_n, pk, np.empty((nn, nk)))
-            if nr:
-                Y_n -= _gather(prev.Y_out, rows_n, pr, np.empty((nn, nr))) @ M
-        else:
-            B = q_block(prob, kept, added)
-            Y_n = (H_kk @ B).T
+    # rows of the products: the old outside variables but N, then R; columns: k, then N
+    old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
+    has_row = prev.out_pos >= 0
+    old_out[prev.out_pos[has_row]] = np.flatnonzero(has_row)
+    rest = np.ones(old_out.shape[0], dtype=bool)
+    rest[prev.out_pos[added]] = False
+    rest_rows = np.flatnonzero(rest)
+    if nn:  # Q[N, k] and Q[N, k] H_kk^-1 are outside rows of prev
+        rows_n = prev.out_pos[added]
+        B = _gather(prev.Q_out, rows_n, pk, np.empty((nn, nk))).T
+        Y_n = _gather(prev.Y_out, rows_n, pk, np.empty((nn, nk)))
+        if nr:
+            Y_n -= _gather(prev.Y_out, rows_n, pr, np.empty((nn, nr))) @ M
         Q_nn = q_block(prob, added, added)
         schur = Q_nn - Y_n @ B
         # a (nearly) singular new block, e.g. ISVM with all of a point's multipliers
@@ -374,34 +455,32 @@ def _block_update(
         Hinv[:nk, nk:] = -YS
         Hinv[nk:, :nk] = -YS.T
         Hinv[nk:, nk:] = S_inv
-    Q = Y = out = None
-    if products:
-        out = np.concatenate([old_out[rest_rows], removed])
-        n_out, n_rest = out.shape[0], rest_rows.shape[0]
-        Q = np.empty((n_out, nk + nn))
-        Y = np.empty((n_out, nk + nn))
-        _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
-        if nr:
-            Q[n_rest:, :nk] = q_block(prob, removed, kept)
+    out = np.concatenate([old_out[rest_rows], removed])
+    n_out, n_rest = out.shape[0], rest_rows.shape[0]
+    Q = np.empty((n_out, nk + nn))
+    Y = np.empty((n_out, nk + nn))
+    _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
+    if nr:
+        Q[n_rest:, :nk] = q_block(prob, removed, kept)
+    if nn:
+        Q[:, nk:] = q_block(prob, out, added)
+    # each row in turn through the removal and the addition, in blocks of rows that
+    # stay in cache (one pass over the big arrays)
+    starts = [*range(0, n_rest, _ROW_BLOCK), *range(n_rest, n_out, _ROW_BLOCK)]
+    for start in starts:
+        stop = min(start + _ROW_BLOCK, n_rest if start < n_rest else n_out)
+        y = Y[start:stop, :nk]
+        if start < n_rest:
+            rows = rest_rows[start:stop]
+            _gather(prev.Y_out, rows, pk, y)
+            if nr:
+                y -= _gather(prev.Y_out, rows, pr, np.empty((rows.shape[0], nr))) @ M
+        else:
+            y[:] = -M[start - n_rest : stop - n_rest]
         if nn:
-            Q[:, nk:] = q_block(prob, out, added)
-        # each row in turn through the removal and the addition, in blocks of rows
-        # that stay in cache (one pass over the big arrays)
-        starts = [*range(0, n_rest, _ROW_BLOCK), *range(n_rest, n_out, _ROW_BLOCK)]
-        for start in starts:
-            stop = min(start + _ROW_BLOCK, n_rest if start < n_rest else n_out)
-            y = Y[start:stop, :nk]
-            if start < n_rest:
-                rows = rest_rows[start:stop]
-                _gather(prev.Y_out, rows, pk, y)
-                if nr:
-                    y -= _gather(prev.Y_out, rows, pr, np.empty((rows.shape[0], nr))) @ M
-            else:
-                y[:] = -M[start - n_rest : stop - n_rest]
-            if nn:
-                ws = (Q[start:stop, nk:] - y @ B) @ S_inv
-                y -= ws @ Y_n
-                Y[start:stop, nk:] = ws
+            ws = (Q[start:stop, nk:] - y @ B) @ S_inv
+            y -= ws @ Y_n
+            Y[start:stop, nk:] = ws
     order = new_pos[np.concatenate([kept, added])]
     return order, Hinv, Q, Y, out
 
@@ -432,7 +511,7 @@ def _updated_products(
     """
     if not result.exact_inverse:
         return False
-    update = _block_update(prev, result.free_vars, prob, products=True)
+    update = _block_update(prev, result.free_vars, prob)
     if update is None:
         return False
     order, Hinv, Q, Y, out = update
@@ -497,8 +576,8 @@ def _settle(
 ) -> tuple[FullOptimum, Factorisation | None, NDArray[np.float64]] | None:
     """Primal-dual active-set steps from ``status`` (guessed from ``alpha`` if None).
 
-    Each step's face solve uses ``previous``'s inverse updated to the step's free set
-    (:func:`_block_update`) where it applies and its solution, refined on the exact
+    Each step's face solve goes through ``previous``'s inverse (:class:`_FaceSolver`)
+    where it applies and its solution, refined on the exact
     residual, is stationary (free gradients below ``settings.solve_residual``), else a
     fresh factorisation.
     Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
@@ -525,19 +604,18 @@ def _settle(
         fi, fj = var_i[free], var_j[free]
         r = dual_gradients(_core.with_variables(prob, fi, fj), S_bound, ssum_bound)
         fact = None
-        update = None
-        if previous is not None:
-            update = _block_update(previous, free, prob)
+        update = None if previous is None else _FaceSolver(previous, free, prob)
+        if update is not None and not update.ok:
+            update = None
         alpha = bound.copy()
         if update is not None:
-            # x = H^-1 r by the updated inverse, refined on the exact residual (the
-            # folds build on x, so it must be as exact as a fresh factorisation's)
-            order, Hinv = update[0], update[1]
+            # x = H^-1 r through the previous inverse, refined on the exact residual
+            # (the folds build on x, so it must be as exact as a fresh factorisation's)
             x = np.zeros_like(r)
             g_free = r
             scale = max(1.0, np.max(np.abs(r), initial=0.0))
             for _ in range(1 + settings.refine_steps):
-                x[order] += Hinv @ g_free[order]
+                x[update.order] += update.solve(g_free[update.order])
                 alpha[fi, fj] = x
                 S, ssum, g = _state(prob, coding, alpha)
                 g_free = g[free]
@@ -555,13 +633,17 @@ def _settle(
         new[free[x > C * (1.0 + box_slack)]] = UPPER
         new[(status == ZERO) & (g > free_threshold)] = FREE
         new[(status == UPPER) & (g < -free_threshold)] = FREE
-        singular = fact is not None and fact.null.shape[1] > 0
+        null = fact.null if fact is not None else np.zeros((free.shape[0], 0))
+        if update is not None and update.null.shape[1]:
+            null = np.zeros((free.shape[0], update.null.shape[1]))
+            null[update.order] = update.null
+        singular = null.shape[1] > 0
         if np.array_equal(new, status) and singular and pin_rounds:
             # a singular face: fix one variable per null direction at a bound (an
             # optimum as good) and solve the smaller face, which has a true inverse
             pin_rounds -= 1
             limit += 1
-            pos, values = pin_null_directions(x, fact.null, C)
+            pos, values = pin_null_directions(x, null, C)
             new[free[pos]] = np.where(values == 0.0, ZERO, UPPER)
         elif np.array_equal(new, status):
             alpha = np.clip(alpha, 0.0, C)
@@ -583,7 +665,7 @@ def _settle(
                 np.zeros((0, nf)),
                 np.zeros((0, nf)),
                 np.full(n_var, -1, dtype=np.int64),
-                fact is None or fact.exact,
+                not singular if fact is None else fact.exact,
             )
             return result, fact, r
         status = new
