@@ -235,14 +235,10 @@ def test_pinning_null_directions_keeps_the_optimum_and_makes_the_face_definite(s
     assert moved.min() >= -1e-9 and moved.max() <= C + 1e-9
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_face_solver_through_a_singular_schur_complement(seed):
-    """Freeing the rest of a point's ISVM multipliers makes the face singular (one null
-    direction per point with all of them free); the face solver, going through the
-    previous optimum's inverse, finds that direction in the Schur complement of the
-    added variables and solves the consistent face system, without the fresh pivoted
-    factorisation it needed before. Checked on the independent Q of the paper's
-    formulas: H n = 0 and H x = r."""
+def _letter_isvm():
+    """ISVM on 80 letter rows (25 classes), C = 10: many points with all multipliers
+    free, so singular faces. Returns K, y, L, C, coding, variables and a rough cd
+    solution (tol 0.1)."""
     data = load_dataset("letter", source="bundled", scaling="minmax")
     idx = np.random.default_rng(4).choice(data.y.shape[0], 80, replace=False)
     labels, y = np.unique(data.y[idx], return_inverse=True)
@@ -252,6 +248,18 @@ def test_face_solver_through_a_singular_schur_complement(seed):
     var_i, var_j = variable_list(coding)
     state = SolverState.start(K, coding)
     run_solver(state, var_i, var_j, C, tol=1e-1)
+    return K, y, n_classes, C, coding, var_i, var_j, state
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_face_solver_through_a_singular_schur_complement(seed):
+    """Freeing the rest of a point's ISVM multipliers makes the face singular (one null
+    direction per point with all of them free); the face solver, going through the
+    previous optimum's inverse, finds that direction in the Schur complement of the
+    added variables and solves the consistent face system, without the fresh pivoted
+    factorisation it needed before. Checked on the independent Q of the paper's
+    formulas: H n = 0 and H x = r."""
+    K, y, n_classes, C, coding, var_i, var_j, state = _letter_isvm()
     active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
     assert active is not None and active.exact_inverse
     # the points with some, not all, multipliers free; one of them freed entirely
@@ -279,15 +287,7 @@ def test_singular_isvm_faces_settle_with_a_true_inverse():
     block (here 80 letter rows, 25 classes, C = 10); the full fit pins one variable
     per null direction, so it keeps a true inverse (which the C path and the folds
     need) and still reaches the QP optimum. Without pinning it has a pseudo-inverse."""
-    data = load_dataset("letter", source="bundled", scaling="minmax")
-    idx = np.random.default_rng(4).choice(data.y.shape[0], 80, replace=False)
-    labels, y = np.unique(data.y[idx], return_inverse=True)
-    n_classes, C = labels.shape[0], 10.0
-    K = rbf_kernel(data.X[idx], gamma=5.0)
-    coding = get_formulation("isvm").encode(y, n_classes)
-    var_i, var_j = variable_list(coding)
-    state = SolverState.start(K, coding)
-    run_solver(state, var_i, var_j, C, tol=1e-1)
+    K, y, n_classes, C, coding, var_i, var_j, state = _letter_isvm()
     Q, var = reference_q(K, y, n_classes, "isvm")
     best = objective(Q, qp_solve(Q, C))
     for rounds, exact in ((0, False), (DEFAULT_SETTINGS.pin_rounds, True)):
