@@ -331,6 +331,9 @@ class _FaceSolver:
         if not self.ok:
             return
         kept, removed, added = moved
+        new_pos = np.full(prev.free_pos.shape[0], -1, dtype=np.int64)
+        new_pos[free] = np.arange(free.shape[0])
+        self.order = new_pos[np.concatenate([kept, added])]
         self._Hinv = prev.Hinv
         self._pk, self._pr = prev.free_pos[kept], prev.free_pos[removed]
         nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
@@ -338,7 +341,7 @@ class _FaceSolver:
         if nr:  # H_kk^-1 = Hinv_kk - Hinv_kR Hinv_RR^-1 Hinv_Rk
             self._Hinv_kr = _gather(self._Hinv, self._pk, self._pr, np.empty((nk, nr)))
             self._Hinv_rr = _gather(self._Hinv, self._pr, self._pr, np.empty((nr, nr)))
-        #: a basis of the face's null space, in the solver's order (empty: definite)
+        #: a basis of the face's null space, in ``free``'s order (empty: definite)
         self.null = np.zeros((nk + nn, 0))
         if nn:  # the Schur complement of the added block
             self._B = q_block(prob, kept, added)
@@ -351,9 +354,6 @@ class _FaceSolver:
             self._schur_pinv = None
             if self._schur is None:
                 self._singular_schur(schur, scale)
-        new_pos = np.full(prev.free_pos.shape[0], -1, dtype=np.int64)
-        new_pos[free] = np.arange(free.shape[0])
-        self.order = new_pos[np.concatenate([kept, added])]
 
     def _singular_schur(self, schur: NDArray[np.float64], scale: float) -> None:
         """A Schur complement with a null space (ISVM: the new variables free all of a
@@ -368,7 +368,8 @@ class _FaceSolver:
             return
         self._schur_pinv = (V[:, keep] / w[keep]) @ V[:, keep].T
         z = V[:, ~keep]
-        self.null = np.vstack([-self._YT @ z, z])
+        self.null = np.zeros((self.order.shape[0], z.shape[1]))
+        self.null[self.order] = np.vstack([-self._YT @ z, z])
 
     def _kept_solve(self, V: NDArray[np.float64]) -> NDArray[np.float64]:
         """``H_kk^-1 V`` for V of nk rows: one product with the previous inverse."""
@@ -633,10 +634,7 @@ def _settle(
         new[free[x > C * (1.0 + box_slack)]] = UPPER
         new[(status == ZERO) & (g > free_threshold)] = FREE
         new[(status == UPPER) & (g < -free_threshold)] = FREE
-        null = fact.null if fact is not None else np.zeros((free.shape[0], 0))
-        if update is not None and update.null.shape[1]:
-            null = np.zeros((free.shape[0], update.null.shape[1]))
-            null[update.order] = update.null
+        null = fact.null if fact is not None else update.null
         singular = null.shape[1] > 0
         if np.array_equal(new, status) and singular and pin_rounds:
             # a singular face: fix one variable per null direction at a bound (an
