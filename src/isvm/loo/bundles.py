@@ -85,7 +85,7 @@ class Certificate(NamedTuple):
 
     A: np.ndarray  # (D, L) scores -> class scores
     radius: np.ndarray  # (N,) kappa times the held-out radius of each point
-    floor: float  # lower bound on lambda_min(K) over distinct points (0: none)
+    floor: np.ndarray  # (N,) per-point eigenvalue floors (:mod:`isvm.loo.certificate`)
     group: np.ndarray  # (N,) int64 group of identical points, -1 alone
     group_mixed: np.ndarray  # (G,) bool, the group's labels differ
 

@@ -68,16 +68,17 @@ class Blocks(NamedTuple):
 class Target(NamedTuple):
     """A held-out point whose prediction a solve may stop on once certified (:func:`certify`).
 
-    ``floor``, ``group`` and ``group_mixed`` are the kernel's eigenvalue floor and
-    groups of identical points (:class:`isvm.loo.certificate.KernelGeometry`), and
-    ``block_w``/``block_sigma`` the coding's per-point blocks, read by
-    :func:`suboptimality`; ``floor = 0`` gives the plain duality gap.
+    ``floor``, ``group`` and ``group_mixed`` are the kernel's per-point eigenvalue
+    floors and groups of identical points
+    (:class:`isvm.loo.certificate.KernelGeometry`), and ``block_w``/``block_sigma``
+    the coding's per-point blocks, read by :func:`suboptimality`; an empty ``floor``
+    (or a point's 0) gives the plain duality gap.
     """
 
     point: int  # -1: none
     A: np.ndarray  # (D, L) scores -> class scores
     scale: float  # kappa * (held-out radius, at most sqrt(K_pp))
-    floor: float  # lower bound on lambda_min(K) over distinct points (0: none)
+    floor: np.ndarray  # (N,) K >= diag(floor) over distinct points ((0,): none)
     group: np.ndarray  # (N,) int64 group of identical points, -1 alone
     group_mixed: np.ndarray  # (G,) bool, the group's labels differ
     block_w: np.ndarray  # (N, L) each point's block direction (Coding.block_w)
@@ -99,7 +100,7 @@ NO_TARGET = Target(
     -1,
     np.zeros((1, 1)),
     0.0,
-    0.0,
+    np.zeros(0),
     np.zeros(0, np.int64),
     np.zeros(0, np.bool_),
     np.zeros((1, 1)),
@@ -341,11 +342,11 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     Hessian is ``-Q``, and alpha* is optimal on the box), so any upper bound of it
     certifies (:func:`certify`). Per point, the smaller of two is taken: its terms
     of the duality gap (each residual g weighted by C), and, where
-    ``target.floor = lambda_K > 0`` bounds the kernel over distinct points from
-    below (:mod:`isvm.loo.certificate`), the maximum of the point's separable
-    model ``g'd - lambda_K/2 d'(I + sigma w w')d`` over the box, which
-    ``Q >= lambda_K blockdiag(I + sigma w_i w_i')`` makes an upper bound and in which
-    a small residual counts as ``g^2 / lambda_K`` instead of ``C g``. Identical points
+    ``K >= diag(target.floor)`` over distinct points (:mod:`isvm.loo.certificate`)
+    gives the point a floor ``lambda_i > 0``, the maximum of its separable model
+    ``g'd - lambda_i/2 d'(I + sigma w w')d`` over the box, which
+    ``Q >= blockdiag(lambda_i (I + sigma w_i w_i'))`` makes an upper bound and in
+    which a small residual counts as ``g^2 / lambda_i`` instead of ``C g``. Identical points
     with one label share their gradients, so each group of them is bounded as one
     point with box ``[0, n C]`` (allowing for rounding differences between their
     gradients); a group with mixed labels counts with its gap terms. The point's
@@ -363,12 +364,12 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     fraction of the models: each is a sort of 2L breakpoints for ISVM).
     """
     K, var_i, var_j, cols, vals, c = prob
-    lam, group, mixed = target.floor, target.group, target.group_mixed
+    floor, group, mixed = target.floor, target.group, target.group_mixed
     block_w = target.block_w
     model_sigma = min(target.block_sigma, 0.0)
     n_classes = alpha.shape[1]
     n_var = var_i.shape[0]
-    use_model = lam > 0.0
+    use_model = floor.shape[0] > 0
     grouped = use_model and mixed.shape[0] > 0
     n_groups = mixed.shape[0] if grouped else 0
     acc = np.zeros((n_groups, n_classes, 5))  # count, sum g, sum alpha, min g, max g
@@ -428,7 +429,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             else:
                 group_gap[group[i]] += point_gap
             continue
-        if point_gap <= tau:
+        if point_gap <= tau or floor[i] <= 0.0:
             bound += point_gap
             continue
         if lazy:
@@ -438,7 +439,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             n_cand += 1
             bound += point_gap
             continue
-        model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+        model = _block_ascent(g, a0, C, floor[i], model_sigma, w, m, d, sw, bp)
         bound += min(point_gap, model)
     if not use_model or not ordered:
         return total_gap, viol
@@ -448,7 +449,8 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
         if mixed[gi]:
             continue
         p = member[gi]
-        if p < 0:
+        if p < 0 or floor[p] <= 0.0:
+            bound += group_gap[gi]
             continue
         m = 0
         slack = 0.0
@@ -462,7 +464,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
                 w[m] = block_w[p, j]  # the members' (identical points, one label)
                 slack += row[0] * C * (row[4] - row[3])
                 m += 1
-        model = _block_ascent(g, a0, members * C, lam, model_sigma, w, m, d, sw, bp) + slack
+        model = _block_ascent(g, a0, members * C, floor[p], model_sigma, w, m, d, sw, bp) + slack
         bound += min(group_gap[gi], model)
     if n_cand > 0:
         remaining = 0.0
@@ -479,7 +481,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
                 a0[q] = alpha[i, j]
                 g[q] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
                 w[q] = block_w[i, j]
-            model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+            model = _block_ascent(g, a0, C, floor[i], model_sigma, w, m, d, sw, bp)
             bound -= cand_gap[k] - min(cand_gap[k], model)
             remaining -= cand_gap[k]
     return min(total_gap, bound), viol
@@ -508,7 +510,7 @@ def prove(prob, alpha, C, S, ssum, target):
 
 #: held-out (certified) solves step only variables, or points, whose KKT violation
 #: exceeds this fraction of tol: after a warm start most are already there
-FOLD_STEP_FRACTION = 0.1
+FOLD_STEP_FRACTION = 1.0
 
 
 @njit(cache=True, _nrt=False)
@@ -561,7 +563,9 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     With ``target.point >= 0`` (a held-out point, see :func:`certify`) the solve
     also stops, before the first epoch or after any, as soon as the prediction at
     that point is certified; whichever way it returns, that point's scores in S are
-    then exact for the returned alpha (:func:`refresh_point_scores`).
+    then exact for the returned alpha (:func:`refresh_point_scores`). Its first epoch
+    visits the variables of the points nearest the held-out one first and tries the
+    certificate after 1, 2, 4, ... visits, as :func:`block_epochs` does.
 
     Returns (epochs, converged, max violation, certified).
     """
@@ -583,11 +587,24 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
-        shuffle_prefix(index, active, rng)
+        nearby = cert_point >= 0 and epoch == 0  # no variable is shrunk yet
+        if nearby:
+            index[:] = np.argsort(-K[cert_point][var_i], kind="mergesort")
+        else:
+            shuffle_prefix(index, active, rng)
         pg_max = -np.inf
         pg_min = np.inf
+        check = 1
+        moved = False
         s = 0
         while s < active:
+            if nearby and s == check:
+                check *= 2
+                if moved:
+                    moved = False
+                    proved, viol = prove(prob, alpha, C, S, ssum, target)
+                    if proved:
+                        return epoch + 1, viol <= tol, viol, True
             v = index[s]
             i = var_i[v]
             j = var_j[v]
@@ -628,6 +645,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
                     new = C
                 delta = new - a
                 if delta != 0.0:
+                    moved = True
                     alpha[i, j] = new
                     apply_step(i, j, delta, cols, vals, c, K, S, ssum)
             s += 1
@@ -801,7 +819,11 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
 
     Points are visited in a fresh random order every epoch; a point whose
     multipliers are all KKT-optimal is skipped for the cost of reading its L
-    gradients. The scores change along at most D columns per step (O(N D), the
+    gradients. A held-out solve's first epoch instead visits the points nearest the
+    held-out one first (by kernel value) and tries the certificate after 1, 2, 4, ...
+    visits: on a near-diagonal kernel, removing a point disturbs its neighbours
+    most, and many folds are proved once those few have moved (an epoch counts
+    whole). The scores change along at most D columns per step (O(N D), the
     same as L single-coordinate steps), and the block step moves along the flat
     directions of the singular ISVM dual that single coordinates can only zigzag
     along. Stopping and certification as in :func:`cd_epochs`; ``prob``'s variables
@@ -829,9 +851,22 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
-        shuffle_prefix(index, n_points, rng)
+        nearby = cert_point >= 0 and epoch == 0
+        if nearby:
+            index[:] = points[np.argsort(-K[cert_point][points], kind="mergesort")]
+        else:
+            shuffle_prefix(index, n_points, rng)
         sweep = 0.0
+        check = 1
+        moved = False
         for s in range(n_points):
+            if nearby and s == check:
+                check *= 2
+                if moved:
+                    moved = False
+                    proved, viol = prove(prob, alpha, C, S, ssum, target)
+                    if proved:
+                        return epoch + 1, viol <= tol, viol, True
             i = index[s]
             m = 0
             worst = 0.0
@@ -850,6 +885,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
             if worst <= skip or K[i, i] <= 0.0:
                 continue
             block_step(g, a0, C, K[i, i], block_sigma, w, m, d, sw, bp)
+            moved = True
             total = 0.0
             for q in range(m):
                 if d[q] != 0.0:
