@@ -550,6 +550,20 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
+def _nearby_try(prob, dual, C, target, s, check, moved):
+    """A neighbours-first epoch's certificate try before visit ``s``: at visits 1, 2, 4, ...
+    and only if a step was taken since the last try. Returns (next try, moved, proved,
+    max KKT violation or inf where no try was made)."""
+    if s != check:
+        return check, moved, False, np.inf
+    if not moved:
+        return 2 * check, False, False, np.inf
+    alpha, S, ssum = dual
+    proved, viol = prove(prob, alpha, C, S, ssum, target)
+    return 2 * check, False, proved, viol
+
+
+@njit(cache=True)
 def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
@@ -598,13 +612,10 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
         moved = False
         s = 0
         while s < active:
-            if nearby and s == check:
-                check *= 2
-                if moved:
-                    moved = False
-                    proved, viol = prove(prob, alpha, C, S, ssum, target)
-                    if proved:
-                        return epoch + 1, viol <= tol, viol, True
+            if nearby:
+                check, moved, proved, v = _nearby_try(prob, dual, C, target, s, check, moved)
+                if proved:
+                    return epoch + 1, v <= tol, v, True
             v = index[s]
             i = var_i[v]
             j = var_j[v]
@@ -860,13 +871,10 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
         check = 1
         moved = False
         for s in range(n_points):
-            if nearby and s == check:
-                check *= 2
-                if moved:
-                    moved = False
-                    proved, viol = prove(prob, alpha, C, S, ssum, target)
-                    if proved:
-                        return epoch + 1, viol <= tol, viol, True
+            if nearby:
+                check, moved, proved, v = _nearby_try(prob, dual, C, target, s, check, moved)
+                if proved:
+                    return epoch + 1, v <= tol, v, True
             i = index[s]
             m = 0
             worst = 0.0
