@@ -613,9 +613,9 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
         s = 0
         while s < active:
             if nearby:
-                check, moved, proved, v = _nearby_try(prob, dual, C, target, s, check, moved)
+                check, moved, proved, tried = _nearby_try(prob, dual, C, target, s, check, moved)
                 if proved:
-                    return epoch + 1, v <= tol, v, True
+                    return epoch + 1, tried <= tol, tried, True
             v = index[s]
             i = var_i[v]
             j = var_j[v]
@@ -872,9 +872,9 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
         moved = False
         for s in range(n_points):
             if nearby:
-                check, moved, proved, v = _nearby_try(prob, dual, C, target, s, check, moved)
+                check, moved, proved, tried = _nearby_try(prob, dual, C, target, s, check, moved)
                 if proved:
-                    return epoch + 1, v <= tol, v, True
+                    return epoch + 1, tried <= tol, tried, True
             i = index[s]
             m = 0
             worst = 0.0
