@@ -305,16 +305,16 @@ def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
     ``cd_rent_mean_epochs`` per fold (in variable visits) along the path and hand back
     to the active set once that exceeds one exact finish's price, even where no grid
     point crosses ``cd_max_mean_epochs``. Vehicle Ns = 200 ISVM at gamma 5 (the paper's
-    subsample 0, z-scored) runs cd folds of 2-4 epochs at large C, where the active
-    set's updated fold solves cost far less: the rule must fire there, cut the path's
-    epochs (a little: an active-set fold's set update counts as an epoch but costs a
-    fraction of one; the time falls 3.3x, benchmarks/settings_ab.py), and leave the
-    predictions those of cd alone."""
+    subsample 0, z-scored) runs cd folds of a few epochs at small C, where the active
+    set's updated fold solves cost less: the rule must fire there and leave the
+    predictions those of cd alone. (Its gain is in time, 2.3x here by
+    benchmarks/settings_ab.py, not in the count: an active-set fold's set update counts
+    as an epoch, and since the folds' shifted starts many cd folds at large C prove at
+    once, with none.)"""
     from isvm.loo import c_grid
 
     X, y = _paper_subsample("vehicle", 200)
     Cs = c_grid(0.1, 50.0, 0.5)
-    plain = loo_grid(X, y, "isvm", [5.0], Cs, settings=NO_RENT)
     finished, modes, _ = _spy_path(monkeypatch)
     frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
     limit = DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
@@ -327,6 +327,5 @@ def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
         and Cs[t + 1] in finished
     ]
     assert rented, "no hand-back by rent"
-    assert frame["iterations"].sum() < 0.95 * plain["iterations"].sum()
     _, pc = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True, active_set=False)
     assert (pred == pc).all()

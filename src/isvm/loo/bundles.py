@@ -78,6 +78,11 @@ class PathStep(NamedTuple):
     scale_prev: float  # C / C_prev (<= 0: first C, no previous fold solutions)
     seeds: np.ndarray  # (N,) uint64, each fold's random stream
     status_prev: np.ndarray  # (V,) int8, the full optimum's statuses at C_prev (or (0,))
+    # the full solution at C_prev and its scores (empty arrays: none); three fields, not
+    # a nested tuple, which numba's prange cannot pass
+    alpha_prev: np.ndarray  # (N, L) or (0, 0)
+    S_prev: np.ndarray  # (D, N) or (0, 0)
+    ssum_prev: np.ndarray  # (N,) or (0,)
 
 
 class Certificate(NamedTuple):

@@ -189,6 +189,8 @@ class _Path:
     cert: Certificate
     store: FoldStore  # each fold's solution and statuses at the previous C
     alpha: NDArray[np.float64] | None = None  # the full solution at C_prev
+    # ... and its scores, for the folds' shifted starts (empty arrays: none yet)
+    full_prev: tuple = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
     C_prev: float | None = None
     previous: FullOptimum | None = None  # the exact full optimum at C_prev, if any
     cd_mode: bool = False  # the folds are cheap for cd alone: no active-set finish
@@ -378,7 +380,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     # the full statuses the folds' statuses at the previous C go with
     base = np.zeros(0, np.int8) if path.previous is None else path.previous.status
     path.previous = optimum
-    step = PathStep(float(C), -1.0 if first else C / path.C_prev, fold_seeds, base)
+    step = PathStep(float(C), -1.0 if first else C / path.C_prev, fold_seeds, base, *path.full_prev)
     fac = optimum.factor(job.var_id) if optimum is not None and not path.cd_mode else NO_FACTOR
     out = FoldOutput.empty(n)
     fit_folds(path.prob, job.blocks, path.cert, step, state.dual, fac, path.store, job.cfg, out)
@@ -398,6 +400,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
         seconds=time.perf_counter() - start,
     )
     path.alpha, path.C_prev = state.alpha, C
+    path.full_prev = (state.alpha.copy(), state.dual.S.copy(), state.dual.ssum.copy())
     return row, job.classes[out.pred]
 
 

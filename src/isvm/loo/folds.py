@@ -4,11 +4,13 @@ Fold p starts from the full optimum: an active-set update of its inverse
 (:func:`isvm.loo.fold_update.fold_active_set`) usually ends at the fold's exact
 optimum (active-set mode). Otherwise the fold's own solution at the previous C is
 kept where it proves the prediction at once (saturated: none of its multipliers at
-C), else coordinate descent runs from the full solution with p's multipliers removed
-(or, where smaller by duality gap, the fold's solution at the previous C scaled by
-C / C_prev). Every fold stops only when its prediction is certified
-(:func:`isvm.solvers._core.prove`: the suboptimality bound and the held-out radius)
-or it has converged to ``tol`` and then tighter.
+C), else coordinate descent runs from the start with the smallest duality gap of
+three: the full solution with p's multipliers removed, the fold's solution at the
+previous C moved as the full solution moved from there (exact scores: the same moves,
+less p's and the box's), and that solution scaled by C / C_prev. Every fold stops
+only when its prediction is certified (:func:`isvm.solvers._core.prove`: the
+suboptimality bound and the held-out radius) or it has converged to ``tol`` and then
+tighter.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from isvm.loo.bundles import Warm
-from isvm.loo.fold_update import fold_active_set
+from isvm.loo.fold_update import _add_change, fold_active_set
 from isvm.solvers import _core
 from isvm.solvers._core import Blocks, Dual, Target
 
@@ -85,6 +87,27 @@ def _target(p, cert, blocks):
 
 
 @njit(cache=True)
+def _shifted_start(p, prob, C, full, step, store):
+    """Fold p's solution at C_prev plus the full solution's move from C_prev to C,
+    without p's multipliers and clipped to the box, with its exact scores: the
+    scores move by the same amounts, less p's share and each clipping's."""
+    K, _, _, cols, vals, c = prob
+    alpha = store.alpha[p] + (full.alpha - step.alpha_prev)
+    S = store.S[p] + (full.S - step.S_prev)
+    ssum = store.ssum[p] + (full.ssum - step.ssum_prev)
+    coef = np.zeros((K.shape[0], S.shape[0]))
+    for i in range(alpha.shape[0]):
+        for j in range(alpha.shape[1]):
+            a = alpha[i, j]
+            target = 0.0 if i == p else min(max(a, 0.0), C)
+            if target != a:
+                _add_change(i, j, target - a, cols, vals, coef)
+                alpha[i, j] = target
+    _core.apply_point_steps(coef, c, K, S, ssum)
+    return alpha, S, ssum
+
+
+@njit(cache=True)
 def _without_point(p, prob, full, out):
     """Write the full solution with point p's multipliers removed (and its scores) into ``out``."""
     K, _, _, cols, vals, c = prob
@@ -136,7 +159,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     """
     _, _, _, cols, vals, c = prob
     alpha_full, S_full, ssum_full = full
-    C, scale_prev, seeds, status_prev = step
+    C, scale_prev, seeds, status_prev = step.C, step.scale_prev, step.seeds, step.status_prev
     A = cert.A
     tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
     fold, fp = _fold_problem(p, prob)
@@ -172,18 +195,28 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         settled_prev = _core.prove(fold, alpha, C, S, ssum, target)[0]
     if not exact and not settled_prev:
         # the full solution without p: with cd alone the full fit is solved tightly,
-        # so only what p disturbed is off. After an active-set fit gave up, the fold's
-        # solution at C_prev scaled by C / C_prev where its duality gap is smaller.
+        # so only what p disturbed is off. Along a path, two more starts, the one with
+        # the smallest duality gap taken: the fold's solution at C_prev moved as the
+        # full solution moved from C_prev to C (off only where p's absence bends the
+        # path, i.e. near p), and scaled by C / C_prev.
         _without_point(p, prob, full, Dual(alpha, S, ssum))
         if scale_prev > 0.0:
-            gap_full = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+            best = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+            if step.alpha_prev.shape[0] > 0:
+                sh_alpha, sh_S, sh_ssum = _shifted_start(p, prob, C, full, step, store)
+                gap = _core.optimality(
+                    fold.var_i, fold.var_j, sh_alpha, cols, vals, c, C, sh_S, sh_ssum
+                )[1]
+                if gap < best:
+                    best = gap
+                    alpha, S, ssum = sh_alpha, sh_S, sh_ssum
             prev_alpha = store.alpha[p] * scale_prev
             prev_S = store.S[p] * scale_prev
             prev_ssum = store.ssum[p] * scale_prev
             gap_prev = _core.optimality(
                 fold.var_i, fold.var_j, prev_alpha, cols, vals, c, C, prev_S, prev_ssum
             )[1]
-            if gap_prev < gap_full:
+            if gap_prev < best:
                 alpha = prev_alpha
                 S = prev_S
                 ssum = prev_ssum

@@ -55,8 +55,8 @@ class FullOptimum:
     Q_out: NDArray[np.float64]
     Y_out: NDArray[np.float64]
     out_pos: NDArray[np.int64]
-    #: whether ``Hinv`` is the inverse of H (Cholesky), not a pseudo-inverse: only then
-    #: can the next grid point update it (:func:`_updated_products`)
+    #: whether ``Hinv`` is the inverse of H (Cholesky), not a singular face's basic
+    #: solve: only then can the next grid point update it (:func:`_updated_products`)
     exact_inverse: bool = False
     #: whether ``Hinv`` and the products came from the previous C's by an update
     products_updated: bool = False
@@ -86,31 +86,24 @@ class FullOptimum:
 
 
 class Factorisation:
-    """A solver for a symmetric positive semidefinite H: Cholesky, or a pseudo-inverse.
+    """A solver for a symmetric positive semidefinite H: Cholesky, or a pivoted Cholesky.
 
     ISVM's dual is singular along one direction per point, and duplicate points make
     any dual singular; where the Cholesky factorisation fails or has a pivot below
-    1e-10 of the largest diagonal entry, the eigenvalue pseudo-inverse (cut at 1e-12
-    of the largest eigenvalue) gives the minimum-norm solution of the consistent
-    stationarity system instead, and :attr:`null` is a basis of the null space.
-    Above ``pivoted_above`` variables (an eigendecomposition costs about 25 Cholesky
-    factorisations: 5-10 s at 2,000, yeast at Ns = 500) a pivoted Cholesky (LAPACK
-    ``dpstrf``, stopped at pivots below 1e-10 of the largest diagonal entry) gives the
-    null space instead, and a basic (not minimum-norm) solution.
+    1e-10 of the largest diagonal entry, a pivoted Cholesky (LAPACK ``dpstrf``, stopped
+    at pivots below 1e-10 of the largest diagonal entry) gives :attr:`null`, a basis of
+    the null space, and a basic solution of the consistent stationarity system, at
+    Cholesky's cost (an eigendecomposition, used here before, costs about 25 of them:
+    10% of yeast Ns 500 1-vs-all's time, 20% of glass Ns 200 ISVM's).
     """
 
-    def __init__(self, H: NDArray[np.float64], pivoted_above: int | None = None) -> None:
+    def __init__(self, H: NDArray[np.float64]) -> None:
         self.size = H.shape[0]
         self.cholesky = None if self.size == 0 else cholesky(H, np.max(np.diag(H)))
         self.null = np.zeros((self.size, 0))
         self._pivoted = None
         if self.size and self.cholesky is None:
-            if pivoted_above is not None and self.size > pivoted_above:
-                self._pivoted_factor(H)
-                return
-            w, V = scipy.linalg.eigh(H, check_finite=False)
-            keep = w > 1e-12 * max(w[-1], 0.0)
-            self._V, self._w, self.null = V[:, keep], w[keep], V[:, ~keep]
+            self._pivoted_factor(H)
 
     def _pivoted_factor(self, H: NDArray[np.float64]) -> None:
         """``P' H P = L L'`` to rank r; null space ``P [-L11^-T L21'; I]``."""
@@ -127,21 +120,19 @@ class Factorisation:
 
     @property
     def exact(self) -> bool:
-        """Whether :meth:`solve` applies the true inverse (not a pseudo-inverse)."""
+        """Whether :meth:`solve` applies the true inverse (H is not singular)."""
         return self.size == 0 or self.cholesky is not None
 
     def solve(self, b: NDArray[np.float64]) -> NDArray[np.float64]:
-        """``H^-1 b`` (or the pseudo-inverse's; a basic solution after ``dpstrf``)."""
+        """``H^-1 b`` (a basic solution where H is singular)."""
         if self.size == 0:
             return np.zeros_like(b)
         if self.cholesky is not None:
             return scipy.linalg.cho_solve(self.cholesky, b, check_finite=False)
-        if self._pivoted is not None:
-            basis, factor = self._pivoted
-            x = np.zeros_like(b)
-            x[basis] = scipy.linalg.cho_solve(factor, b[basis], check_finite=False)
-            return x
-        return (self._V / self._w) @ (self._V.T @ b)
+        basis, factor = self._pivoted
+        x = np.zeros_like(b)
+        x[basis] = scipy.linalg.cho_solve(factor, b[basis], check_finite=False)
+        return x
 
 
 def cholesky(H: NDArray[np.float64], scale: float) -> tuple | None:
@@ -284,9 +275,7 @@ def exact_full_fit(
         )
         if not result.products_updated:
             if fact is None:  # solved by an update, but the products could not follow
-                fact = Factorisation(
-                    q_block(prob, result.free_vars, result.free_vars), settings.pivoted_above
-                )
+                fact = Factorisation(q_block(prob, result.free_vars, result.free_vars))
                 result.exact_inverse = fact.exact
             result.Hinv = np.ascontiguousarray(fact.solve(np.eye(nf)))
             if within:
@@ -409,7 +398,7 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
 
     Returns (positions in ``free`` of the new order k + N, Hinv in that order, Q_out,
     Y_out and the outside variables of their rows), or None where it does not apply:
-    ``prev``'s inverse is a pseudo-inverse or lacks the products, :func:`_moved_face`
+    ``prev``'s inverse is not exact or lacks the products, :func:`_moved_face`
     says no, or the Schur complement is not positive definite.
     """
     n_var = prob.var_i.shape[0]
@@ -446,7 +435,7 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
         Q_nn = q_block(prob, added, added)
         schur = Q_nn - Y_n @ B
         # a (nearly) singular new block, e.g. ISVM with all of a point's multipliers
-        # free, needs the pseudo-inverse of a fresh start
+        # free, needs a fresh (pivoted) factorisation
         factor = cholesky(0.5 * (schur + schur.T), max(np.max(np.diag(Q_nn)), 1e-300))
         if factor is None:
             return None
@@ -625,7 +614,7 @@ def _settle(
             else:
                 update = None
         if update is None:
-            fact = Factorisation(q_block(prob, free, free), settings.pivoted_above)
+            fact = Factorisation(q_block(prob, free, free))
             x = fact.solve(r)
             alpha[fi, fj] = x
             S, ssum, g = _state(prob, coding, alpha)

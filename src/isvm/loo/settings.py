@@ -79,8 +79,9 @@ class LooSettings:
     #: epochs above this per fold, summed along the path in variable visits, exceed the
     #: price of one exact finish: ``finish_visits_per_free_cubed`` x (free variables)^3
     #: (a rent-or-buy rule: the finish's factorisation is paid once, its fold updates
-    #: then save the excess at every grid point)
-    cd_rent_mean_epochs: float = 2.0
+    #: then save the excess at every grid point; 1 since the folds' shifted starts,
+    #: whose cd folds take 1-2 epochs where the active set's updates cost less still)
+    cd_rent_mean_epochs: float = 1.0
     finish_visits_per_free_cubed: float = 1e-3
     #: in cd mode, a grid point whose C exceeds the previous one's by more than this
     #: factor samples its folds' cost first (:meth:`isvm.loo.driver._Probe.still_cheap`):
@@ -97,9 +98,6 @@ class LooSettings:
     #: 1-vs-all, whose L separate problems one dense factorisation serves badly):
     #: yeast Ns 500 ISVM (about 3,400 free), 1-2 s per grid point against cd folds of 6-7 s
     finish_max_free_dear: int = 4500
-    #: a singular face (no Cholesky factor) larger than this many variables finds its
-    #: null space by a pivoted Cholesky, not an eigendecomposition (25x the cost)
-    pivoted_above: int = 1500
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2
