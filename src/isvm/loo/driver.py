@@ -79,7 +79,7 @@ from isvm.loo.settings import DEFAULT_SETTINGS, FoldSettings, LooSettings
 from isvm.methods import Coding, Formulation, get_formulation
 from isvm.seeding import derive_seed
 from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, problem_of, run_solver, variable_list
-from isvm.solvers._core import Blocks, Problem
+from isvm.solvers._core import Blocks, Dual, Problem
 
 
 def _path_start(alpha: NDArray, C: float, C_prev: float) -> NDArray:
@@ -188,9 +188,9 @@ class _Path:
     prob: Problem
     cert: Certificate
     store: FoldStore  # each fold's solution and statuses at the previous C
-    alpha: NDArray[np.float64] | None = None  # the full solution at C_prev
-    # ... and its scores, for the folds' shifted starts (empty arrays: none yet)
-    full_prev: tuple = (np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
+    # the full solution at C_prev and its scores: the next full fit's start and the
+    # folds' shifted starts (empty arrays: none yet)
+    full_prev: Dual = Dual(np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0))
     C_prev: float | None = None
     previous: FullOptimum | None = None  # the exact full optimum at C_prev, if any
     cd_mode: bool = False  # the folds are cheap for cd alone: no active-set finish
@@ -368,7 +368,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     start = time.perf_counter()
     n = job.n
     K = path.prob.K
-    alpha = None if path.first else _path_start(path.alpha, C, path.C_prev)
+    alpha = None if path.first else _path_start(path.full_prev.alpha, C, path.C_prev)
     state = SolverState.start(K, job.coding, alpha)
     full_seed = derive_seed(job.seed, "loo-full", gamma, C)
     fold_seeds = np.array(
@@ -399,8 +399,8 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
         n_capped=n_capped,
         seconds=time.perf_counter() - start,
     )
-    path.alpha, path.C_prev = state.alpha, C
-    path.full_prev = (state.alpha.copy(), state.dual.S.copy(), state.dual.ssum.copy())
+    # the state is this grid point's own (the next one's start copies): no copies here
+    path.full_prev, path.C_prev = state.dual, C
     return row, job.classes[out.pred]
 
 
