@@ -412,13 +412,15 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
     new_pos[free] = np.arange(free.shape[0])
     pk, pr = prev.free_pos[kept], prev.free_pos[removed]
     nk, nr, nn = kept.shape[0], removed.shape[0], added.shape[0]
-    Hinv = np.empty((nk + nn, nk + nn))
-    H_kk = Hinv[:nk, :nk]  # a view: H_kk^-1 is built in place
-    _gather(prev.Hinv, pk, pk, H_kk)
+    # H_kk^-1 = Hinv_kk - Hinv_kR M (removal) + YS Y_n (addition): a low-rank update,
+    # gathered and applied a block of rows at a time (one pass over the big arrays and
+    # no temporaries of their size, where numpy's ``H -= U @ V`` makes two passes each)
+    lr_u, lr_v = [], []
     if nr:
         Hinv_kr = _gather(prev.Hinv, pk, pr, np.empty((nk, nr)))
         M = np.linalg.solve(_gather(prev.Hinv, pr, pr, np.empty((nr, nr))), Hinv_kr.T)
-        H_kk -= Hinv_kr @ M
+        lr_u.append(-Hinv_kr)
+        lr_v.append(M)
     # rows of the products: the old outside variables but N, then R; columns: k, then N
     old_out = np.empty(prev.Q_out.shape[0], dtype=np.int64)
     has_row = prev.out_pos >= 0
@@ -441,7 +443,18 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
             return None
         S_inv = scipy.linalg.cho_solve(factor, np.eye(nn), check_finite=False)
         YS = Y_n.T @ S_inv
-        H_kk += YS @ Y_n
+        lr_u.append(YS)
+        lr_v.append(Y_n)
+    Hinv = np.empty((nk + nn, nk + nn))
+    U = np.hstack(lr_u) if lr_u else None
+    V = np.vstack(lr_v) if lr_v else None
+    for start in range(0, nk, _ROW_BLOCK):
+        stop = min(start + _ROW_BLOCK, nk)
+        block = Hinv[start:stop, :nk]
+        _gather(prev.Hinv, pk[start:stop], pk, block)
+        if U is not None:
+            block += U[start:stop] @ V
+    if nn:
         Hinv[:nk, nk:] = -YS
         Hinv[nk:, :nk] = -YS.T
         Hinv[nk:, nk:] = S_inv
@@ -506,8 +519,9 @@ def _updated_products(
         return False
     order, Hinv, Q, Y, out = update
     free = result.free_vars[order]
-    for v in (r[order], np.ones(free.shape[0])):
-        residual = _q_times(prob, coding, free, Hinv @ v) - v
+    checks = np.column_stack([r[order], np.ones(free.shape[0])])
+    for v, Hv in zip(checks.T, (Hinv @ checks).T, strict=True):  # one pass over Hinv
+        residual = _q_times(prob, coding, free, Hv) - v
         if np.max(np.abs(residual)) > settings.update_residual * max(np.max(np.abs(v)), 1e-300):
             return False
     n_var = prob.var_i.shape[0]
