@@ -463,26 +463,19 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         if x[k] != x_full[k]:
             v = free_vars[k]
             alpha[var_i[v], var_j[v]] = x[k]
-            _add_change(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, coef)
+            _core.record_point_change(var_i[v], var_j[v], x[k] - x_full[k], cols, vals, coef)
     for t in range(nt):
         v = touched[t]
         alpha[var_i[v], var_j[v]] = t_val[t]
-        _add_change(var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]], cols, vals, coef)
+        _core.record_point_change(
+            var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]], cols, vals, coef
+        )
     for q in range(n_pu):
         v = p_upper[q]
         alpha[var_i[v], var_j[v]] = 0.0
-        _add_change(var_i[v], var_j[v], -C, cols, vals, coef)
+        _core.record_point_change(var_i[v], var_j[v], -C, cols, vals, coef)
     _core.apply_point_steps(coef, c, K, S, ssum)
     return True
-
-
-@njit(cache=True, _nrt=False)
-def _add_change(i, j, delta, cols, vals, coef):
-    """Record ``alpha_ij += delta`` in the per-point coefficients ``coef`` (N x D)."""
-    for t in range(2):
-        col = cols[i, j, t]
-        if col >= 0:
-            coef[i, col] += delta * vals[i, j, t]
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit, prange
 
 from isvm.loo.bundles import Warm
-from isvm.loo.fold_update import _add_change, fold_active_set
+from isvm.loo.fold_update import fold_active_set
 from isvm.solvers import _core
 from isvm.solvers._core import Blocks, Dual, Target
 
@@ -101,7 +101,7 @@ def _shifted_start(p, prob, C, full, step, store):
             a = alpha[i, j]
             target = 0.0 if i == p else min(max(a, 0.0), C)
             if target != a:
-                _add_change(i, j, target - a, cols, vals, coef)
+                _core.record_point_change(i, j, target - a, cols, vals, coef)
                 alpha[i, j] = target
     _core.apply_point_steps(coef, c, K, S, ssum)
     return alpha, S, ssum

@@ -208,6 +208,16 @@ def apply_point_steps(coef, c, K, S, ssum):
 
 
 @njit(cache=True, _nrt=False)
+def record_point_change(i, j, delta, cols, vals, coef):
+    """Record ``alpha_ij += delta`` in the per-point coefficients ``coef`` (N x D) that
+    :func:`apply_point_steps` applies."""
+    for t in range(2):
+        col = cols[i, j, t]
+        if col >= 0:
+            coef[i, col] += delta * vals[i, j, t]
+
+
+@njit(cache=True, _nrt=False)
 def q_entry(i, j, k, m, cols, vals, c, K):
     """One entry ``Q[(i,j), (k,m)] = K_ik <u_ij, (I - c 11') u_km>`` from the codings."""
     dot = 0.0
