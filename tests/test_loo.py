@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -292,13 +293,48 @@ def test_cli_writes_records(wine_npz, tmp_path):
     assert bad == 2
 
 
-def test_warmup_command_writes_its_marker(tmp_path, capsys):
+def test_warmup_command_writes_its_record(tmp_path, capsys):
     from isvm.cli import main
 
     out = tmp_path / "warm" / "numba-warmup.txt"
     assert main(["warmup", "--out", str(out)]) == 0
-    assert "LOO kernels compiled or loaded in" in out.read_text()
+    assert "LOO kernels" in out.read_text()
     assert "numba" in capsys.readouterr().out
+
+
+def test_shared_warm_up_compiles_one_process_at_a_time(tmp_path, monkeypatch):
+    """Two jobs that find the cache cold at once compile one after the other (under the
+    lock), each leaving its method's stamp; later jobs of those methods only load."""
+    import threading
+
+    from isvm import warmup
+
+    calls = []
+
+    def fake_warm_up(methods=None):
+        calls.append(("start", list(methods)))
+        time.sleep(0.3)  # long enough for the other thread to reach the lock
+        calls.append(("end", list(methods)))
+        return 0.3
+
+    monkeypatch.setattr(warmup, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr(warmup, "warm_up", fake_warm_up)
+    results = []
+    threads = [
+        threading.Thread(target=lambda m=m: results.append(warmup.warm_up_shared([m])))
+        for m in ("isvm", "ww")
+    ]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.05)
+    for thread in threads:
+        thread.join()
+    assert results == [(0.3, True), (0.3, True)]
+    assert calls == [("start", ["isvm"]), ("end", ["isvm"]), ("start", ["ww"]), ("end", ["ww"])]
+    stamps = sorted(path.name.rsplit("-", 1)[1] for path in (tmp_path / "cache").glob("*.txt"))
+    assert stamps == ["isvm.txt", "ww.txt"]
+    assert warmup.warm_up_shared(["ww", "isvm"]) == (0.3, False)  # later jobs only load
+    assert warmup.warm_up_shared(["ova", "isvm"]) == (0.3, True)  # ova was not compiled yet
 
 
 def _loo_args(data: Path, subsamples: Path, out: Path, reps: int) -> list[str]:

@@ -1,32 +1,47 @@
-"""``python -m isvm warmup``: compile the LOO engine's numba kernels once, into numba's cache.
+"""``python -m isvm warmup``: compile the LOO engine's numba kernels, into numba's cache.
 
 Every kernel is compiled with ``cache=True``, so the first process to run one writes
 it to numba's on-disk cache and later processes load it (about 1 s instead of about
-a minute on a 2-core machine). Without a warm-up, the first LOO jobs of a fresh
-clone all compile at the same time, and that time lands in their ``seconds`` and
-the training-time table. The workflow runs this command once before the LOO jobs
-(rule ``numba_warmup``) and again whenever the package's source changes.
+a minute on a 2-core machine). Every LOO job (``isvm loo``) warms up before it starts
+its clock (:func:`warm_up_shared`), so compile time never lands in the records'
+``seconds`` or the training-time table, whether the cache was filled before or not.
+
+Two processes must not compile into one cache at once: numba numbers a function's
+cached signatures per process, so two writers can give two signatures the same data
+file and one of them then loads the other's machine code (a segfault, seen in CI).
+So a job that finds the cache cold for its method compiles under a file lock beside
+the cache and leaves a stamp per method there; jobs wait for the lock, and every
+later job of that method finds the stamp and only loads. Nothing outside the cache
+marks the warm-up, so deleting the cache or editing the package never makes a
+workflow job stale.
 """
 
 from __future__ import annotations
 
 import argparse
+import fcntl
+import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 
 
-def warm_up() -> float:
-    """Run a tiny exact LOO grid for every formulation; returns the seconds it took."""
+def warm_up(methods: Iterable[str] | None = None) -> float:
+    """Run a tiny LOO grid per method of ``isvm loo`` (default: every one); returns the
+    seconds. Loads their kernels from numba's cache, or compiles them into it."""
     start = time.perf_counter()
     from isvm.loo import loo_grid
-    from isvm.methods import FORMULATIONS
+    from isvm.loo.refit import LOO_METHODS, loo_records
 
     gen = np.random.default_rng(0)
     X = gen.random((12, 3))
     y = np.arange(12) % 3
-    for method in sorted(FORMULATIONS):
+    for method in sorted(LOO_METHODS if methods is None else set(methods)):
+        if LOO_METHODS[method] == "refit":
+            loo_records(X, y, method, [5.0], [0.5])
+            continue
         loo_grid(X, y, method, [5.0], [0.5, 1.0])  # a C path: the warm-start kernels too
         loo_grid(X, y, method, [5.0], [0.5], active_set=False)  # the cd-alone folds' path
     # the full fit's block updates gather into views of the new inverse (a signature of
@@ -39,17 +54,64 @@ def warm_up() -> float:
     return time.perf_counter() - start
 
 
+def cache_dir() -> Path:
+    """The folder numba caches this package's kernels in (``NUMBA_CACHE_DIR``, else the
+    ``__pycache__`` beside the package's sources, numba's default)."""
+    import numba
+
+    configured = numba.config.CACHE_DIR
+    return Path(configured) if configured else Path(__file__).parent / "__pycache__"
+
+
+def warm_up_shared(methods: Iterable[str] | None = None) -> tuple[float, bool]:
+    """Load ``methods``' kernels (default: every method's) from numba's cache, after
+    compiling them into it, one process at a time, where it is cold for any of them.
+
+    Returns the seconds it took and whether this call compiled. Where no lock file can
+    be made beside the cache (a read-only install), it warms up without the lock.
+    """
+    import numba
+
+    from isvm.loo.refit import LOO_METHODS
+    from isvm.source import source_hash
+
+    names = sorted(LOO_METHODS if methods is None else set(methods))
+    folder = cache_dir()  # a stamp names the versions: an edit or upgrade warms up anew
+    version = f"{source_hash()[:16]}-numba-{numba.__version__}"
+    stamps = {name: folder / f"isvm-warm-{version}-{name}.txt" for name in names}
+    if all(stamp.exists() for stamp in stamps.values()):
+        return warm_up(names), False
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = (folder / "isvm-warm.lock").open("a")
+    except OSError:
+        return warm_up(names), True
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the handle closes
+        missing = [name for name, stamp in stamps.items() if not stamp.exists()]
+        seconds = warm_up(names)
+        for name in missing:  # another process may have compiled the rest while this waited
+            tmp = stamps[name].with_name(f"{stamps[name].name}.{os.getpid()}.tmp")
+            tmp.write_text(
+                f"{name}: LOO kernels of numba {numba.__version__} compiled in {seconds:.1f} s"
+                f" (with {', '.join(names)})\n"
+            )
+            tmp.replace(stamps[name])
+        return seconds, bool(missing)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``isvm warmup``."""
-    parser.add_argument("--out", type=Path, help="a file to write when done (workflow marker)")
+    parser.add_argument("--out", type=Path, help="a file to write when done (a record)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Compile (or load) the kernels and say how long it took."""
     import numba
 
-    seconds = warm_up()
-    text = f"numba {numba.__version__}: LOO kernels compiled or loaded in {seconds:.1f} s\n"
+    seconds, compiled = warm_up_shared()
+    done = "compiled" if compiled else "loaded"
+    text = f"numba {numba.__version__}: LOO kernels {done} in {seconds:.1f} s ({cache_dir()})\n"
     print(text, end="")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -25,14 +25,14 @@ os.environ.setdefault("ISVM_ROOT", str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 from isvm.source import source_hash
 
-#: the package's source (isvm.source): the numba warm-up reruns when it changes
+#: the package's source (isvm.source): numba's cache has a folder per version
 SOURCE_HASH = source_hash()[:16]
-#: numba's on-disk cache: beside the warm-up's marker in the working directory, so
-#: that rule numba_warmup fills the cache every LOO job then reads (local jobs inherit
-#: the variable; SLURM jobs re-read this Snakefile in the same directory), one folder
-#: per source hash: numba keys a kernel on its own file only, so after an edit of
-#: another module a cached caller would keep the old callee compiled into it. A
-#: NUMBA_CACHE_DIR already set in the environment is kept.
+#: numba's on-disk cache, in the working directory, so that every LOO job reads what
+#: the first ones compiled (each job warms up its method before its clock starts;
+#: local jobs inherit the variable, SLURM jobs re-read this Snakefile in the same
+#: directory), one folder per source hash: numba keys a kernel on its own file only,
+#: so after an edit of another module a cached caller would keep the old callee
+#: compiled into it. A NUMBA_CACHE_DIR already set in the environment is kept.
 NUMBA_CACHE = Path.cwd() / "resources" / "numba-cache" / SOURCE_HASH
 os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
@@ -43,8 +43,6 @@ def config_error(key, message):
     raise WorkflowError(f"config key '{key}': {message}")
 
 
-#: written by rule numba_warmup; every LOO job waits for it (shared by all runs here)
-NUMBA_WARMUP = "resources/numba-warmup.txt"
 DATASETS = list(config["datasets"])
 METHODS = list(config["methods"])
 CONFIGFILES = list(workflow.overwrite_configfiles)

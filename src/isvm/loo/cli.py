@@ -36,6 +36,7 @@ from isvm.loo.records import RECORD_COLUMNS
 from isvm.loo.refit import LOO_METHODS, check_method, loo_records
 from isvm.seeding import derive_seed
 from isvm.source import source_hash
+from isvm.warmup import warm_up_shared
 
 
 def fingerprint(data_path: Path, subsamples_path: Path, **settings) -> str:
@@ -131,6 +132,9 @@ def run_chunk(
     first = chunk * reps_per_job
     if not 0 <= first < n_sub:
         raise ValueError(f"chunk {chunk} starts at subsample {first}, but there are {n_sub}")
+    seconds, compiled = warm_up_shared([method])  # compile or load before any clock starts
+    done = "compiled" if compiled else "loaded"
+    print(f"[isvm loo] numba kernels {done} in {seconds:.1f} s (untimed)", file=log, flush=True)
     frames = []
     for r in range(first, min(first + reps_per_job, n_sub)):
         idx = indices[r]
