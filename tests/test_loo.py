@@ -403,3 +403,64 @@ def test_checkpoints_of_other_settings_are_ignored(wine_npz, tmp_path):
     store.save(0, pd.DataFrame({"subsample": [0], "seconds": [-1.0]}))
     assert Checkpoints(tmp_path / "c.partial", key).load(0) is not None
     assert Checkpoints(tmp_path / "c.partial", other).load(0) is None
+
+
+# Run in a fresh interpreter: which kernel signatures does ``warm_up([method])`` leave
+# loaded, and which more does the smoke config's LOO work on top of it reach?
+_SIGNATURE_PROBE = """
+import json, sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from isvm.data import load_dataset
+from isvm.experiment.subsample import draw_subsamples
+from isvm.loo.refit import loo_records
+from isvm.seeding import derive_seed
+from isvm.warmup import warm_up
+
+def signatures():
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("isvm"):
+            for obj in vars(module).values():
+                if isinstance(obj, Dispatcher):
+                    key = f"{obj.py_func.__module__}.{obj.py_func.__qualname__}"
+                    found[key] = {str(sig) for sig in obj.signatures}
+    return found
+
+method = sys.argv[1]
+warm_up([method])
+before = signatures()
+for scaling in ("zscore", "minmax"):
+    for name in ("iris", "wine", "glass"):
+        data = load_dataset(name, source="bundled", scaling=scaling)
+        for ns in (30, 50):
+            idx = draw_subsamples(data.y, ns, 2, seed=2012, dataset=name)
+            for r in range(2):
+                seed = derive_seed(2012, "loo", name, ns, r)
+                loo_records(data.X[idx[r]], data.y[idx[r]], method, [5.0, 10.0],
+                            np.array([0.1, 0.8, 1.5]), tol=1e-3, max_iter=None, seed=seed)
+new = {key: sorted(sigs - before.get(key, set())) for key, sigs in signatures().items()}
+print(json.dumps({key: sigs for key, sigs in new.items() if sigs}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_warm_up_reaches_every_kernel_signature_the_smoke_config_does(method):
+    """A job's warm-up must load every kernel its LOO work calls: a signature it misses
+    is compiled inside the job's clock on a cold cache (CI, 2026-11-27: 0.86 s added to
+    one glass WW record, a compile outlier in the training-time table)."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGNATURE_PROBE, method],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    missed = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert missed == {}, f"signatures the warm-up of {method} never loads: {missed}"

@@ -38,19 +38,25 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
     gen = np.random.default_rng(0)
     X = gen.random((12, 3))
     y = np.arange(12) % 3
+    # overlapping classes along a C path: the full fits' active-set steps and block
+    # updates of their inverse, which the tiny grid settles without
+    y_path = np.arange(40) % 4
+    X_path = gen.normal(size=(40, 4)) + 0.8 * y_path[:, None]
     for method in sorted(LOO_METHODS if methods is None else set(methods)):
         if LOO_METHODS[method] == "refit":
             loo_records(X, y, method, [5.0], [0.5])
             continue
         loo_grid(X, y, method, [5.0], [0.5, 1.0])  # a C path: the warm-start kernels too
         loo_grid(X, y, method, [5.0], [0.5], active_set=False)  # the cd-alone folds' path
-    # the full fit's block updates gather into views of the new inverse (a signature of
-    # their own), which a grid this small never reaches
+        loo_grid(X_path, y_path, method, [0.5], [0.1, 0.8, 1.5, 5.0, 20.0])
+    # the full fit's block updates gather into views of the new inverse and into fresh
+    # arrays (a signature each), which grids this small may never reach
     from isvm.loo.full_fit import _gather
 
     square = gen.random((4, 4))
     index = np.arange(2)
     _gather(square, index, index, np.empty((4, 4))[:2, :2])
+    _gather(square, index, index, np.empty((2, 2)))
     return time.perf_counter() - start
 
 
