@@ -22,6 +22,7 @@ from isvm.methods import coefficient_matrix, dual_matrix, get_formulation
 from isvm.seeding import rng
 
 METHODS = ["isvm", "ova", "ww", "ww_paper"]
+SMOKE_CONFIG = Path(__file__).resolve().parents[1] / "config" / "smoke.yaml"
 NEAR_TIE = 1e-6
 
 
@@ -407,12 +408,14 @@ def test_checkpoints_of_other_settings_are_ignored(wine_npz, tmp_path):
 
 
 # Run in a fresh interpreter: which kernel signatures does ``warm_up([method])`` leave
-# loaded, and which more does the smoke config's LOO work on top of it reach?
+# loaded, and which more does the LOO work of a config (its cells, grid, seeds and
+# scalings, the sensitivity study's too) reach on top of it?
 _SIGNATURE_PROBE = """
 import json, sys
-import numpy as np
 from numba.core.dispatcher import Dispatcher
+from isvm import study
 from isvm.data import load_dataset
+from isvm.experiment.cost import read_config
 from isvm.experiment.subsample import draw_subsamples
 from isvm.loo.refit import loo_records
 from isvm.seeding import derive_seed
@@ -428,18 +431,20 @@ def signatures():
                     found[key] = {str(sig) for sig in obj.signatures}
     return found
 
-method = sys.argv[1]
+method, config = sys.argv[1], read_config(sys.argv[2])
+seed, n_sub = config["seed"], config["n_subsamples"]
+scalings = {config["data"]["scaling"], *config.get("sensitivity", {}).get("scalings", [])}
 warm_up([method])
 before = signatures()
-for scaling in ("zscore", "minmax"):
-    for name in ("iris", "wine", "glass"):
+for scaling in sorted(scalings):
+    for name, ns in study.cells(config):
         data = load_dataset(name, source="bundled", scaling=scaling)
-        for ns in (30, 50):
-            idx = draw_subsamples(data.y, ns, 2, seed=2012, dataset=name)
-            for r in range(2):
-                seed = derive_seed(2012, "loo", name, ns, r)
-                loo_records(data.X[idx[r]], data.y[idx[r]], method, [5.0, 10.0],
-                            np.array([0.1, 0.8, 1.5]), tol=1e-3, max_iter=None, seed=seed)
+        idx = draw_subsamples(data.y, ns, n_sub, seed=seed, dataset=name)
+        for r in range(n_sub):
+            loo_records(data.X[idx[r]], data.y[idx[r]], method, config["grid"]["gammas"],
+                        study.c_values(config), tol=config["solver"]["tol"],
+                        max_iter=config["solver"]["max_iter"],
+                        seed=derive_seed(seed, "loo", name, ns, r))
 new = {key: sorted(sigs - before.get(key, set())) for key, sigs in signatures().items()}
 print(json.dumps({key: sigs for key, sigs in new.items() if sigs}))
 """
@@ -456,7 +461,7 @@ def test_warm_up_reaches_every_kernel_signature_the_smoke_config_does(method):
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-c", _SIGNATURE_PROBE, method],
+        [sys.executable, "-c", _SIGNATURE_PROBE, method, str(SMOKE_CONFIG)],
         capture_output=True,
         text=True,
         timeout=900,
