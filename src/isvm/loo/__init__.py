@@ -10,6 +10,8 @@ the study's C values and ``LooSettings`` for the engine's budgets. One module pe
 - :mod:`isvm.loo.refit`: LOO by refitting (:func:`loo_refit`), the reference and fallback,
   and :func:`loo_records`, any method by the engine or by refitting;
 - :mod:`isvm.loo.full_fit`: the full fit's exact active-set finish (NumPy/SciPy);
+- :mod:`isvm.loo.separable`: that finish class by class where the dual is L separate
+  problems (1-vs-all);
 - :mod:`isvm.loo.fold_update`: numba, a fold solved by updates of the full inverse;
 - :mod:`isvm.loo.folds`: numba, every fold of a grid point in parallel, certified;
 - :mod:`isvm.loo.bundles`, :mod:`isvm.loo.settings`: what crosses those boundaries;

@@ -12,7 +12,8 @@ they stand (the dual has no equality constraint):
    sets of variables at 0, free and at C, and an **active-set finish**
    (:mod:`isvm.loo.full_fit`) solves the free set's linear system exactly and keeps
    the inverse of its block of Q, starting from the previous C's sets and updating
-   its inverse (block updates, checked) rather than factorising afresh;
+   its inverse (block updates, checked) rather than factorising afresh; where the
+   dual is L separate problems (1-vs-all), class by class (:mod:`isvm.loo.separable`);
 3. each fold is the full problem with the held-out point's multipliers fixed at
    0, so it is solved from the full optimum by **active-set updates of that
    inverse** (:mod:`isvm.loo.fold_update`: a Schur complement per changed variable,
@@ -75,6 +76,7 @@ from isvm.loo.full_fit import FullOptimum, exact_full_fit
 from isvm.loo.grid import check_grid
 from isvm.loo.inputs import encode_labels, grid_kernels
 from isvm.loo.records import GRID_COLUMNS, GridRow
+from isvm.loo.separable import ClassPart, exact_separable_fit, separable_parts
 from isvm.loo.settings import DEFAULT_SETTINGS, FoldSettings, LooSettings
 from isvm.methods import Coding, Formulation, get_formulation
 from isvm.seeding import derive_seed
@@ -175,6 +177,9 @@ class _Job:
     # isvm.solvers.run_solver); 1-vs-all's dual is L separate problems, which one dense
     # factorisation of the whole free set serves badly: it keeps the smaller finish
     coupled: bool
+    # the dual's classes where it is L separate problems (1-vs-all): the finish then
+    # runs per class (isvm.loo.separable); None otherwise
+    parts: tuple[ClassPart, ...] | None = None
 
     @property
     def n(self) -> int:
@@ -342,6 +347,7 @@ def _job(
         seed=seed,
         active_set=active_set,
         coupled=coding.block_sigma != 0.0,
+        parts=separable_parts(coding, var_id) if settings.separable_finish else None,
     )
 
 
@@ -444,13 +450,7 @@ def _full_fit(
         path.backoff.failed(t)
     optimum = None
     if active:
-        optimum = exact_full_fit(
-            path.prob.K,
-            job.coding,
-            job.var_i,
-            job.var_j,
-            state.alpha,
-            C,
+        finish = dict(
             settings=settings,
             max_free=settings.finish_max_free_dear
             if path.dear_cd and job.coupled
@@ -459,6 +459,14 @@ def _full_fit(
             seed=seed,
             previous=path.previous,
         )
+        if job.parts is not None:
+            optimum = exact_separable_fit(
+                path.prob.K, job.parts, job.var_i.shape[0], state.alpha, C, **finish
+            )
+        else:
+            optimum = exact_full_fit(
+                path.prob.K, job.coding, job.var_i, job.var_j, state.alpha, C, **finish
+            )
         # no exact optimum (too many free variables, or the sets never settled): the
         # folds run cd, and so does the next grid point
         path.cd_mode, path.probed = optimum is None, False

@@ -60,6 +60,9 @@ class FullOptimum:
     exact_inverse: bool = False
     #: whether ``Hinv`` and the products came from the previous C's by an update
     products_updated: bool = False
+    #: a separable dual's optimum, class by class (:mod:`isvm.loo.separable`): each
+    #: class's own optimum, which the next C of a path updates; None otherwise
+    parts: tuple[FullOptimum, ...] | None = None
 
     @property
     def dual(self) -> Dual:

@@ -98,6 +98,10 @@ class LooSettings:
     #: 1-vs-all, whose L separate problems one dense factorisation serves badly):
     #: yeast Ns 500 ISVM (about 3,400 free), 1-2 s per grid point against cd folds of 6-7 s
     finish_max_free_dear: int = 4500
+    #: where the dual is L separate problems (1-vs-all), the finish factorises and
+    #: updates each class's face on its own (:mod:`isvm.loo.separable`; False: as one
+    #: dense block, for benchmarks and checks)
+    separable_finish: bool = True
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2
