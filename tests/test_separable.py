@@ -54,7 +54,9 @@ def test_one_vs_all_parts_are_its_classes_binary_problems():
         assert np.array_equal(var_j[ids], np.full(12, part.column))
         sub = problem_of(K, part.coding, part.points, np.zeros(12, dtype=np.int64))
         # the class's block of Q is the binary problem's Q; other classes' blocks are 0
-        np.testing.assert_allclose(q_block(prob, ids, ids), q_block(sub, np.arange(12), np.arange(12)))
+        np.testing.assert_allclose(
+            q_block(prob, ids, ids), q_block(sub, np.arange(12), np.arange(12))
+        )
         others = np.flatnonzero(var_j != part.column)
         assert not q_block(prob, ids, others).any()
 
@@ -115,7 +117,9 @@ def test_separable_fit_along_the_c_path_equals_the_dense_finish(n_classes):
             atol=1e-7 * max(1.0, np.abs(dense.Y_out).max()),
         )
         previous = fit
-    assert sum(used) >= len(used) // 2 > 0, f"the updates were used {sum(used)} of {len(used)} times"
+    assert sum(used) >= len(used) // 2 > 0, (
+        f"the updates were used {sum(used)} of {len(used)} times"
+    )
 
 
 @pytest.mark.parametrize("scaling", ["zscore", "minmax"])
