@@ -19,10 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 from numpy.typing import NDArray
 
-from isvm.loo.full_fit import FullOptimum, exact_full_fit
+from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
 from isvm.methods import Coding
 from isvm.seeding import derive_seed
 
@@ -151,8 +150,9 @@ def _merged(
             # the part's products are in its own row order (its out_pos)
             order = fit.out_pos[fit.free_pos < 0]
             r1, c1 = r0 + rows.shape[0], c0 + fit.free_vars.shape[0]
-            Q_out[r0:r1, c0:c1] = fit.Q_out[order]
-            Y_out[r0:r1, c0:c1] = fit.Y_out[order]
+            columns = np.arange(c1 - c0)
+            _gather(fit.Q_out, order, columns, Q_out[r0:r1, c0:c1])
+            _gather(fit.Y_out, order, columns, Y_out[r0:r1, c0:c1])
             r0, c0 = r1, c1
         out_pos[np.concatenate(outside)] = np.arange(n_out)
     return FullOptimum(
@@ -162,7 +162,7 @@ def _merged(
         status=status,
         free_vars=free_vars,
         free_pos=free_pos,
-        Hinv=np.ascontiguousarray(scipy.linalg.block_diag(*(fit.Hinv for fit in fits))),
+        Hinv=_block_diagonal([fit.Hinv for fit in fits]),
         S_bound=S_bound,
         ssum_bound=S_bound.sum(axis=0),
         iterations=sum(fit.iterations for fit in fits),
@@ -173,3 +173,16 @@ def _merged(
         products_updated=all(fit.products_updated for fit in fits),
         parts=tuple(fits),
     )
+
+
+def _block_diagonal(blocks: list[NDArray[np.float64]]) -> NDArray[np.float64]:
+    """The square blocks on a zero matrix's diagonal, in order (one write per block:
+    ``scipy.linalg.block_diag`` copies the whole matrix once per block)."""
+    size = sum(block.shape[0] for block in blocks)
+    out = np.zeros((size, size))
+    start = 0
+    for block in blocks:
+        stop = start + block.shape[0]
+        out[start:stop, start:stop] = block
+        start = stop
+    return out
