@@ -17,7 +17,7 @@ from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, referenc
 from isvm.kernels import rbf_kernel
 from isvm.loo import loo_grid, loo_refit
 from isvm.loo.full_fit import exact_full_fit, q_block
-from isvm.loo.separable import exact_separable_fit, separable_parts
+from isvm.loo.separable import exact_separable_fit, separable_method, separable_parts
 from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import FORMULATIONS, get_formulation
 from isvm.solvers import SolverState, problem_of, run_solver, variable_list
@@ -123,17 +123,55 @@ def test_separable_fit_along_the_c_path_equals_the_dense_finish(n_classes):
 
 
 @pytest.mark.parametrize("scaling", ["zscore", "minmax"])
-def test_loo_with_the_separable_finish_equals_refits(scaling):
-    """LOO predictions with the class-by-class finish equal the dense finish's and
-    those of refitting every fold, on overlapping classes in both scalings."""
+def test_loo_with_the_separable_finish_equals_refits(scaling, monkeypatch):
+    """LOO predictions with the class-by-class finish (always, and switching with the
+    dense one along the path by the free-set size) equal the dense finish's and those
+    of refitting every fold, on overlapping classes in both scalings."""
+    import isvm.loo.driver as driver
+
     X, y = clustered(3, 45, 5, spread=0.4)
     if scaling == "zscore":
         X = (X - X.mean(axis=0)) / X.std(axis=0)
     gammas, Cs = [1.0, 5.0], [0.1, 0.6, 1.1, 5.1, 20.1]
-    dense = replace(DEFAULT_SETTINGS, separable_finish=False)
-    frame, pred = loo_grid(X, y, "ova", gammas, Cs, return_predictions=True)
-    _, pred_dense = loo_grid(X, y, "ova", gammas, Cs, settings=dense, return_predictions=True)
-    np.testing.assert_array_equal(pred, pred_dense)
+    calls = {"separable": [], "dense": 0, "free": []}
+
+    def separable(K, parts, n_var, alpha0, C, **kwargs):
+        previous = kwargs["previous"]
+        calls["separable"].append(previous is not None and previous.parts is not None)
+        calls["free"].append(np.count_nonzero((alpha0 > 0.0) & (alpha0 < C)))
+        return exact_separable_fit(K, parts, n_var, alpha0, C, **kwargs)
+
+    def dense(*args, **kwargs):
+        calls["dense"] += 1
+        return exact_full_fit(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "exact_separable_fit", separable)
+    monkeypatch.setattr(driver, "exact_full_fit", dense)
+    runs = {}
+    for name in ("dense", "separable", "switching"):
+        if name == "dense":
+            settings = replace(DEFAULT_SETTINGS, separable_finish=False)
+        elif name == "separable":
+            settings = replace(DEFAULT_SETTINGS, separable_min_free=0)
+        else:  # the finish's free-set sizes straddle the threshold
+            assert min(calls["free"]) < max(calls["free"])
+            settings = replace(DEFAULT_SETTINGS, separable_min_free=max(calls["free"]))
+        calls.update(separable=[], dense=0, free=[])
+        runs[name] = loo_grid(X, y, "ova", gammas, Cs, settings=settings, return_predictions=True)
+        n_sep = len(calls["separable"])
+        if name == "dense":
+            assert n_sep == 0 and calls["dense"] > 0
+        elif name == "separable":  # along the path each class's finish starts from its own
+            assert calls["dense"] == 0 and any(calls["separable"])
+        else:
+            assert n_sep > 0 and calls["dense"] > 0, "the path should switch finishes"
+    frame, pred = runs["separable"]
+    for name in ("dense", "switching"):
+        np.testing.assert_array_equal(runs[name][1], pred)
     _, ref, gap = loo_refit(X, y, "ova", gammas, Cs, tol=1e-9)
     assert ((pred != ref) <= (gap < NEAR_TIE)).all()
     assert frame["converged"].all()
+
+
+def test_separable_method_names_one_vs_all_alone():
+    assert [m for m in sorted(FORMULATIONS) if separable_method(m)] == ["ova"]

@@ -23,6 +23,7 @@ import fcntl
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +33,11 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
     """Run a tiny LOO grid per method of ``isvm loo`` (default: every one); returns the
     seconds. Loads their kernels from numba's cache, or compiles them into it."""
     start = time.perf_counter()
-    from isvm.loo import loo_grid
+    from isvm.loo import DEFAULT_SETTINGS, loo_grid
     from isvm.loo.refit import LOO_METHODS, loo_records
+    from isvm.loo.separable import separable_method
+
+    every_size = replace(DEFAULT_SETTINGS, separable_min_free=0)
 
     gen = np.random.default_rng(0)
     X = gen.random((12, 3))
@@ -49,6 +53,8 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
         loo_grid(X, y, method, [5.0], [0.5, 1.0])  # a C path: the warm-start kernels too
         loo_grid(X, y, method, [5.0], [0.5], active_set=False)  # the cd-alone folds' path
         loo_grid(X_path, y_path, method, [0.5], [0.1, 0.8, 1.5, 5.0, 20.0])
+        if separable_method(method):  # the class-by-class finish, whatever the free-set size
+            loo_grid(X_path, y_path, method, [0.5], [0.1, 5.0], settings=every_size)
     # the full fit's block updates gather into views of the new inverse and into fresh
     # arrays (a signature each), which grids this small may never reach
     from isvm.loo.full_fit import _gather

@@ -459,7 +459,8 @@ def _full_fit(
             seed=seed,
             previous=path.previous,
         )
-        if job.parts is not None:
+        n_free = int(np.count_nonzero((state.alpha > 0.0) & (state.alpha < C)))
+        if job.parts is not None and n_free >= settings.separable_min_free:
             optimum = exact_separable_fit(
                 path.prob.K, job.parts, job.var_i.shape[0], state.alpha, C, **finish
             )

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
-from isvm.methods import Coding
+from isvm.methods import Coding, get_formulation
 from isvm.seeding import derive_seed
 
 
@@ -68,6 +68,14 @@ def separable_parts(coding: Coding, var_id: NDArray[np.int64]) -> tuple[ClassPar
         )
         parts.append(ClassPart(j, sub, np.ascontiguousarray(var_id[points, j]), points))
     return tuple(parts)
+
+
+def separable_method(method: str) -> bool:
+    """Whether ``method``'s dual is L separate problems (:func:`separable_parts`)."""
+    y = np.arange(3)
+    coding = get_formulation(method).encode(y, 3)
+    var_id = np.arange(coding.var_mask.size, dtype=np.int64).reshape(coding.var_mask.shape)
+    return separable_parts(coding, var_id) is not None
 
 
 def exact_separable_fit(
