@@ -150,6 +150,23 @@ def test_fallback_to_cd_keeps_the_loo_exact(method):
     np.testing.assert_array_equal(starved, plain)
 
 
+def assert_same_inverse_and_products(got, want) -> None:
+    """``got``'s H^-1, Q[out, F] and Q[out, F] H^-1 equal ``want``'s, up to the order of
+    the free set and of the outside rows (every outside variable has its row)."""
+    f = want.free_pos[got.free_vars]
+    out = np.flatnonzero(got.out_pos >= 0)
+    assert out.shape[0] == got.status.shape[0] - f.shape[0]
+    rows_g, rows_w = got.out_pos[out], want.out_pos[out]
+    scale = np.abs(want.Hinv).max()
+    np.testing.assert_allclose(got.Hinv, want.Hinv[np.ix_(f, f)], atol=1e-7 * scale)
+    np.testing.assert_allclose(got.Q_out[rows_g], want.Q_out[np.ix_(rows_w, f)], atol=1e-12)
+    np.testing.assert_allclose(
+        got.Y_out[rows_g],
+        want.Y_out[np.ix_(rows_w, f)],
+        atol=1e-7 * max(1.0, np.abs(want.Y_out).max()),
+    )
+
+
 @pytest.mark.parametrize("n_classes", [4, 10])
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
@@ -176,17 +193,7 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
         g = dual_gradients(problem_of(K, coding, var_i, var_j), path.S, path.ssum)
         assert np.max(np.abs(g[path.free_vars]), initial=0.0) < 1e-9
         assert set(path.free_vars) == set(fresh.free_vars)
-        f = fresh.free_pos[path.free_vars]
-        out = np.flatnonzero(path.out_pos >= 0)
-        rows_p, rows_f = path.out_pos[out], fresh.out_pos[out]
-        scale = np.abs(fresh.Hinv).max()
-        np.testing.assert_allclose(path.Hinv, fresh.Hinv[np.ix_(f, f)], atol=1e-7 * scale)
-        np.testing.assert_allclose(path.Q_out[rows_p], fresh.Q_out[np.ix_(rows_f, f)], atol=1e-12)
-        np.testing.assert_allclose(
-            path.Y_out[rows_p],
-            fresh.Y_out[np.ix_(rows_f, f)],
-            atol=1e-7 * max(1.0, np.abs(fresh.Y_out).max()),
-        )
+        assert_same_inverse_and_products(path, fresh)
         previous = path
     assert sum(used) >= len(used) // 2 > 0, f"the update was used {sum(used)} of {len(used)} times"
 
