@@ -27,21 +27,14 @@ from isvm.solvers import SolverState, problem_of, run_solver, variable_list
 def _ova(y, n_classes):
     coding = get_formulation("ova").encode(y, n_classes)
     var_i, var_j = variable_list(coding)
-    var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
-    var_id[var_i, var_j] = np.arange(var_i.shape[0])
-    return coding, var_i, var_j, separable_parts(coding, var_id)
+    return coding, var_i, var_j, separable_parts(coding)
 
 
 @pytest.mark.parametrize("method", sorted(set(FORMULATIONS) - {"ova"}))
 def test_only_one_vs_all_is_separable(method):
     """Every coupled formulation (a mean term, or a column shared by a point's
     variables) keeps the dense finish."""
-    y = np.arange(12) % 4
-    coding = get_formulation(method).encode(y, 4)
-    var_i, var_j = variable_list(coding)
-    var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
-    var_id[var_i, var_j] = np.arange(var_i.shape[0])
-    assert separable_parts(coding, var_id) is None
+    assert separable_parts(get_formulation(method).encode(np.arange(12) % 4, 4)) is None
 
 
 def test_one_vs_all_parts_are_its_classes_binary_problems():

@@ -347,7 +347,7 @@ def _job(
         seed=seed,
         active_set=active_set,
         coupled=coding.block_sigma != 0.0,
-        parts=separable_parts(coding, var_id) if settings.separable_finish else None,
+        parts=separable_parts(coding) if settings.separable_finish else None,
     )
 
 
@@ -459,8 +459,9 @@ def _full_fit(
             seed=seed,
             previous=path.previous,
         )
-        n_free = int(np.count_nonzero((state.alpha > 0.0) & (state.alpha < C)))
-        if job.parts is not None and n_free >= settings.separable_min_free:
+        if job.parts is not None and (
+            np.count_nonzero((state.alpha > 0.0) & (state.alpha < C)) >= settings.separable_min_free
+        ):
             optimum = exact_separable_fit(
                 path.prob.K, job.parts, job.var_i.shape[0], state.alpha, C, **finish
             )

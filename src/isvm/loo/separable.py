@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
 from isvm.methods import Coding, get_formulation
 from isvm.seeding import derive_seed
+from isvm.solvers import variable_list
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,14 @@ class ClassPart:
     points: NDArray[np.int64]  # the points with a variable in this class (its var_i)
 
 
-def separable_parts(coding: Coding, var_id: NDArray[np.int64]) -> tuple[ClassPart, ...] | None:
+def separable_parts(coding: Coding) -> tuple[ClassPart, ...] | None:
     """One :class:`ClassPart` per coding column where Q is block diagonal by column.
 
     That holds when there is no mean term (``mean_coef == 0``) and each variable's
     coding vector has a single non-zero, in its own class's column: 1-vs-all. None
-    for every coupled formulation (ISVM's mean term, WW's shared column y_i).
+    for every coupled formulation (ISVM's mean term, WW's shared column y_i). The
+    parts' global variable ids are positions in ``variable_list(coding)``, the order
+    every problem of the coding uses.
     """
     cols, vals, mask = coding.cols, coding.vals, coding.var_mask
     n, n_classes = mask.shape
@@ -50,6 +53,9 @@ def separable_parts(coding: Coding, var_id: NDArray[np.int64]) -> tuple[ClassPar
     own = np.broadcast_to(np.arange(n_classes)[None, :], (n, n_classes))
     if np.any(cols[..., 1][mask] >= 0) or np.any(cols[..., 0][mask] != own[mask]):
         return None
+    var_i, var_j = variable_list(coding)
+    var_id = np.full(mask.shape, -1, dtype=np.int64)
+    var_id[var_i, var_j] = np.arange(var_i.shape[0])
     parts = []
     for j in range(n_classes):
         points = np.flatnonzero(mask[:, j]).astype(np.int64)
@@ -72,10 +78,7 @@ def separable_parts(coding: Coding, var_id: NDArray[np.int64]) -> tuple[ClassPar
 
 def separable_method(method: str) -> bool:
     """Whether ``method``'s dual is L separate problems (:func:`separable_parts`)."""
-    y = np.arange(3)
-    coding = get_formulation(method).encode(y, 3)
-    var_id = np.arange(coding.var_mask.size, dtype=np.int64).reshape(coding.var_mask.shape)
-    return separable_parts(coding, var_id) is not None
+    return separable_parts(get_formulation(method).encode(np.arange(3), 3)) is not None
 
 
 def exact_separable_fit(
@@ -140,7 +143,7 @@ def _merged(
         S_bound[part.column] = fit.S_bound[0]
         status[part.var_ids] = fit.status
         free.append(part.var_ids[fit.free_vars])
-        outside.append(part.var_ids[np.flatnonzero(fit.free_pos < 0)])
+        outside.append(np.flatnonzero(fit.free_pos < 0))  # the part's own indices
     free_vars = np.concatenate(free)
     nf = free_vars.shape[0]
     free_pos = np.full(n_var, -1, dtype=np.int64)
@@ -156,13 +159,14 @@ def _merged(
         r0 = c0 = 0
         for fit, rows in zip(fits, outside, strict=True):
             # the part's products are in its own row order (its out_pos)
-            order = fit.out_pos[fit.free_pos < 0]
+            order = fit.out_pos[rows]
             r1, c1 = r0 + rows.shape[0], c0 + fit.free_vars.shape[0]
             columns = np.arange(c1 - c0)
             _gather(fit.Q_out, order, columns, Q_out[r0:r1, c0:c1])
             _gather(fit.Y_out, order, columns, Y_out[r0:r1, c0:c1])
             r0, c0 = r1, c1
-        out_pos[np.concatenate(outside)] = np.arange(n_out)
+        global_ids = [part.var_ids[rows] for part, rows in zip(parts, outside, strict=True)]
+        out_pos[np.concatenate(global_ids)] = np.arange(n_out)
     return FullOptimum(
         alpha=alpha,
         S=S,

@@ -104,7 +104,7 @@ class LooSettings:
     separable_finish: bool = True
     #: ... once the rough start has at least this many free variables (below, the
     #: dense factorisation is cheap and L small fits cost more in overhead: vowel Ns
-    #: 200 [0, 1], about 240 free, 4.6 s against 2.9 s of full fits)
+    #: 200 [0, 1], about 240 free, 3.8-4.4 s against 3.3 s of full fits)
     separable_min_free: int = 1000
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
