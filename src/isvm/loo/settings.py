@@ -91,10 +91,10 @@ class LooSettings:
     #: (one solve), so that the folds' cd starts with only local violations (N solves)
     cd_full_tol_factor: float = 0.01
     #: ... or to this one where the previous grid point's folds were all certified: they
-    #: settle from a looser start (letter Ns 500 ISVM: 27% fewer epochs, 1.4x; round 14
+    #: settle from a looser start (letter Ns 500 ISVM: 34% fewer epochs, 1.5x; round 14
     #: in docs/benchmarks.md); folds that end uncertified (near-ties, MNIST) run to tol
     #: and tighter and pay for a loose start (0.3 everywhere: MNIST Ns 500 ISVM 1.16x slower)
-    cd_full_tol_factor_certified: float = 0.3
+    cd_full_tol_factor_certified: float = 1.0
     #: the full fit's active-set finish gives up above this many free variables (its
     #: factorisation grows as their cube; the folds then run cd) ...
     finish_max_free: int = 3000
