@@ -360,7 +360,7 @@ def test_cd_mode_full_fit_is_looser_only_after_a_grid_point_that_certified_every
 
     monkeypatch.setattr(driver, "run_solver", spy_solver)
     monkeypatch.setattr(driver, "fit_folds", spy_folds)
-    frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True)
+    _, pred = loo_grid(X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True)
     monkeypatch.undo()
     loose = tol * DEFAULT_SETTINGS.cd_full_tol_factor_certified
     tight = tol * DEFAULT_SETTINGS.cd_full_tol_factor
