@@ -150,8 +150,11 @@ def _env() -> dict[str, str]:
     # Runs that compile other kernels than the smoke config's take a private copy
     # (snakemake(numba_cache=...)): numba's cache is not safe for two processes adding
     # different signatures of one function at once (each rewrites the index; a
-    # mismatched entry loads the wrong machine code: a segfault, seen in CI).
-    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / "resources" / "numba-cache"))
+    # mismatched entry loads the wrong machine code: a segfault, seen in CI). So not the
+    # test processes' own cache either (NUMBA_CACHE_DIR, which .ci/run sets): they add
+    # signatures while these runs load. ISVM_TEST_WORKFLOW_NUMBA_CACHE names another.
+    default = ROOT / "resources" / "numba-cache"
+    env["NUMBA_CACHE_DIR"] = os.environ.get("ISVM_TEST_WORKFLOW_NUMBA_CACHE", str(default))
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
