@@ -35,6 +35,7 @@ SMOKE = ROOT / "config" / "smoke.yaml"
 #: where the smoke config's outputs land, relative to the working directory
 RUN = Path("results") / "smoke"
 PAPER = ROOT / "config" / "paper.yaml"
+PAPER_NS500 = ROOT / "config" / "paper_ns500.yaml"
 
 #: Files of results/smoke/tables that the smoke config must produce.
 TABLE_FILES = sorted(
@@ -233,8 +234,24 @@ def test_paper_config_asks_for_the_paper_study():
     assert _expected_loo_jobs(PAPER) == 51 * 3 * 10  # 51 cells, 3 methods, 100 subsamples / 10
 
 
+def test_the_ns500_config_is_the_paper_config_on_its_ns500_cells():
+    """config/paper_ns500.yaml builds row 500's tables from paper.yaml's records, so every
+    setting but the cells must stay paper.yaml's (a copy that could drift)."""
+    import yaml
+
+    from isvm import study
+
+    paper = yaml.safe_load(PAPER.read_text())
+    ns500 = yaml.safe_load(PAPER_NS500.read_text())
+    assert ns500.pop("name") == PAPER.stem  # the same results/paper/ folder and records
+    assert study.cells(ns500) == [cell for cell in study.cells(paper) if cell[1] == 500]
+    for key in ("datasets", "sizes"):
+        del paper[key], ns500[key]
+    assert ns500 == paper
+
+
 @pytest.mark.workflow
-@pytest.mark.parametrize("config", [PAPER, ROOT / "config" / "config.yaml"])
+@pytest.mark.parametrize("config", [PAPER, PAPER_NS500, ROOT / "config" / "config.yaml"])
 def test_dry_run(config, tmp_path):
     loo_jobs = _expected_loo_jobs(config)
     proc = snakemake("-n", "--directory", tmp_path, "--configfile", config, "--quiet", "rules")
