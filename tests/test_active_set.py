@@ -355,3 +355,26 @@ def test_shifted_fold_start_is_in_the_box_with_exact_scores(method):
         if prob.c != 0.0:  # the score sum enters only through c (0 for 1-vs-all)
             np.testing.assert_allclose(ssum, ssum_ref, atol=1e-10)
     assert clipped > n
+
+
+@pytest.mark.parametrize("layout", ["runs", "shuffled", "single", "empty"])
+def test_gather_copies_the_indexed_block_in_runs_or_one_by_one(layout):
+    """``_gather`` copies runs of consecutive columns as slices and scattered columns one
+    by one: both must give ``A[rows][:, columns]``, into a fresh array or a view."""
+    from isvm.loo.full_fit import _gather
+
+    gen = np.random.default_rng(3)
+    A = gen.random((60, 70))
+    columns = {
+        "runs": np.delete(np.arange(70), [0, 13, 14, 40, 69]),  # a block update's kept set
+        "shuffled": gen.permutation(70)[:50],
+        "single": np.array([7]),
+        "empty": np.zeros(0, dtype=np.int64),
+    }[layout]
+    rows = gen.permutation(60)[:25]
+    expected = A[rows][:, columns]
+    assert np.array_equal(_gather(A, rows, columns, np.empty(expected.shape)), expected)
+    big = np.full((30, columns.shape[0] + 3), -1.0)
+    _gather(A, rows, columns, big[2:27, 1 : 1 + columns.shape[0]])
+    assert np.array_equal(big[2:27, 1 : 1 + columns.shape[0]], expected)
+    assert (big[:2] == -1).all() and (big[27:] == -1).all() and (big[:, 0] == -1).all()

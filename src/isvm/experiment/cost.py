@@ -4,7 +4,10 @@ For every cell (data set, Ns) and method of the config it times a sample of the 
 work on the study's own first subsample and scales it to the cell: per gamma, the
 first grid point of the C path (a cold start) and ``stretches`` evenly spaced
 stretches of ``points`` grid points, each run after ``LEAD_IN`` untimed grid points,
-so that a stretch costs what it costs inside a run that walks the whole path. The
+so that a stretch costs what it costs inside a run that walks the whole path. Before
+any timing the config's methods are warmed up (:func:`isvm.warmup.warm_up`, as every
+LOO job of the workflow does before its clock starts), so that numba's compilation of
+a fresh checkout (about 3 minutes) is not billed to the first cell. The
 mean seconds per grid point of the stretches stand for the rest of the path; the
 sum over gammas is one subsample's cost, times ``n_subsamples`` the cell's. Refit
 methods (:data:`isvm.loo.LOO_METHODS`) are timed the same way. Times are this
@@ -93,7 +96,10 @@ def estimate(
     """One row per (data set, Ns, method): estimated seconds per subsample and core-hours."""
     from isvm.data import load_dataset
     from isvm.experiment.subsample import draw_subsamples
+    from isvm.warmup import warm_up
 
+    warm = warm_up(config["methods"])
+    log(f"warm-up (numba's kernels loaded or compiled, not timed): {warm:.1f} s")
     grid = config["grid"]
     gammas = [float(g) for g in grid["gammas"]]
     Cs = c_grid(grid["C"]["start"], grid["C"]["stop"], grid["C"]["step"])
