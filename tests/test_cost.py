@@ -35,7 +35,7 @@ def test_estimate_of_a_small_config(tmp_path):
 
 def test_the_methods_are_warmed_up_before_any_cell_is_timed(monkeypatch):
     """A fresh checkout compiles the engine for minutes on its first LOO call: billed
-    to the first cell, it made abalone Ns 50 ISVM read 81 s per subsample (0.8 s)."""
+    to the first cell, it made abalone Ns 50 ISVM read 81 s per subsample (0.4 s)."""
     import isvm.loo.refit
     import isvm.warmup
 

@@ -7,7 +7,7 @@ stretches of ``points`` grid points, each run after ``LEAD_IN`` untimed grid poi
 so that a stretch costs what it costs inside a run that walks the whole path. Before
 any timing the config's methods are warmed up (:func:`isvm.warmup.warm_up`, as every
 LOO job of the workflow does before its clock starts), so that numba's compilation of
-a fresh checkout (about 3 minutes) is not billed to the first cell. The
+a fresh checkout (one to three minutes) is not billed to the first cell. The
 mean seconds per grid point of the stretches stand for the rest of the path; the
 sum over gammas is one subsample's cost, times ``n_subsamples`` the cell's. Refit
 methods (:data:`isvm.loo.LOO_METHODS`) are timed the same way. Times are this
