@@ -44,9 +44,14 @@ C_GRID = c_grid(0.1, 50.0, 0.5)
 def _without_scores():
     """``fold_update._face_solution`` without its final score update, compiled here."""
     source = inspect.getsource(fu._face_solution)
-    source = source.replace("@njit(cache=True)\n", "")
-    source = source.replace("def _face_solution(", "def _face_solution_no_scores(")
-    source = source.replace("    _core.apply_point_steps(coef, c, K, S, ssum)\n", "")
+    for old, new in (
+        ("@njit(cache=True)\n", ""),
+        ("def _face_solution(", "def _face_solution_no_scores("),
+        ("    _core.apply_point_steps(coef, c, K, S, ssum)\n", ""),
+    ):
+        if old not in source:  # the engine changed: say so rather than time the wrong code
+            raise RuntimeError(f"fold_update._face_solution no longer contains {old!r}")
+        source = source.replace(old, new)
     namespace = dict(vars(fu))
     exec(source, namespace)  # noqa: S102 - the engine's own source, one line dropped
     return njit(namespace["_face_solution_no_scores"])
