@@ -342,7 +342,9 @@ def test_shifted_fold_start_is_in_the_box_with_exact_scores(method):
         np.zeros((n, var_i.shape[0]), dtype=np.int8),
         np.zeros(n, dtype=np.bool_),
     )
-    step = PathStep(C, C / C_prev, np.zeros(n, dtype=np.uint64), np.zeros(0, np.int8), *prev)
+    step = PathStep(
+        C, C / C_prev, np.zeros(n, dtype=np.uint64), np.zeros(0, np.int8), *prev, np.ones(n, bool)
+    )
     clipped = 0
     for p in range(n):
         alpha, S, ssum = _shifted_start(np.int64(p), prob, C, full, step, store)

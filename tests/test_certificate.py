@@ -380,3 +380,49 @@ def test_cd_mode_full_fit_is_looser_only_after_a_grid_point_that_certified_every
     assert (pred == pt).all()
     _, pc = loo_grid(X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True, active_set=False)
     assert (pred == pc).all()
+
+
+def test_prev_try_rule_tries_all_folds_or_a_rotating_sample():
+    """Every fold tries its solution at C_prev while that proved enough of the folds
+    at the last grid point; below, a sample that visits each fold once in k points."""
+    from isvm.loo.driver import _prev_tries
+
+    s = DEFAULT_SETTINGS
+    assert _prev_tries(50, 3, s.prev_try_min_share, s).all()
+    k = s.prev_try_sample
+    masks = [_prev_tries(50, t, 0.5 * s.prev_try_min_share, s) for t in range(k)]
+    assert all(m.sum() in (50 // k, 50 // k + 1) for m in masks)
+    np.testing.assert_array_equal(np.sum(masks, axis=0), np.ones(50))
+
+
+def test_prev_try_rule_changes_no_prediction(monkeypatch):
+    """Letter Ns = 100 at gamma 5 (the paper's subsample 0, ISVM) runs cd folds, whose
+    previous-C tries rarely prove anything at middle C: the rule must drop to the
+    sample there, and the predictions must be those of every fold trying (certified
+    either way; near-ties as the refits allow)."""
+    from isvm.loo import c_grid, driver, loo_refit
+
+    X, y = _paper_subsample("letter", 100)
+    Cs = c_grid(5.1, 12.0, 0.5)
+    steps = []
+    fit_folds = driver.fit_folds
+
+    def spy(*args):
+        fit_folds(*args)
+        steps.append((args[3].try_prev.copy(), args[8].prev_try.copy()))
+
+    monkeypatch.setattr(driver, "fit_folds", spy)
+    frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
+    monkeypatch.setattr(driver, "fit_folds", fit_folds)
+    sampled = [t for t, (mask, _) in enumerate(steps) if not mask.all()]
+    assert sampled, "the rule never sampled"
+    for t in sampled:  # the sample follows a grid point that proved too few
+        tried = steps[t - 1][1] >= 0
+        assert tried.any()
+        assert (steps[t - 1][1] == 1).sum() < DEFAULT_SETTINGS.prev_try_min_share * tried.sum()
+        assert not (steps[t][1][~steps[t][0]] >= 0).any()  # the others did not try
+    always = dataclasses.replace(DEFAULT_SETTINGS, prev_try_min_share=0.0)
+    _, pa = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True, settings=always)
+    _, ref, gap = loo_refit(X, y, "isvm", [5.0], Cs, tol=1e-9)
+    assert ((pred != ref) <= (gap < NEAR_TIE)).all()
+    assert ((pa != ref) <= (gap < NEAR_TIE)).all()

@@ -83,6 +83,9 @@ class PathStep(NamedTuple):
     alpha_prev: np.ndarray  # (N, L) or (0, 0)
     S_prev: np.ndarray  # (D, N) or (0, 0)
     ssum_prev: np.ndarray  # (N,) or (0,)
+    # (N,) bool: whether fold p tries its own solution at C_prev before a cd start
+    # (LooSettings.prev_try_min_share)
+    try_prev: np.ndarray
 
 
 class Certificate(NamedTuple):
@@ -102,6 +105,7 @@ class FoldOutput(NamedTuple):
     epochs: np.ndarray  # (N,) int64 set updates plus cd epochs
     certified: np.ndarray  # (N,) bool, the certificate proves the prediction
     settled: np.ndarray  # (N,) bool, certified or converged to tol
+    prev_try: np.ndarray  # (N,) int8, the try on C_prev's solution: -1 none, 0 failed, 1 proved
 
     @classmethod
     def empty(cls, n: int) -> FoldOutput:
@@ -110,4 +114,5 @@ class FoldOutput(NamedTuple):
             np.empty(n, dtype=np.int64),
             np.empty(n, dtype=np.bool_),
             np.empty(n, dtype=np.bool_),
+            np.full(n, -1, dtype=np.int8),
         )

@@ -213,6 +213,9 @@ class _Path:
     # the last grid point certified every fold: a cd-mode full fit may then stop at
     # settings.cd_full_tol_factor_certified x tol (near-ties want the tight one)
     all_certified: bool = False
+    # the share of the folds that tried their solution at C_prev and were proved by it,
+    # at the last grid point where some tried (settings.prev_try_min_share)
+    prev_try_share: float = 1.0
 
     @property
     def first(self) -> bool:
@@ -391,10 +394,20 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     # the full statuses the folds' statuses at the previous C go with
     base = np.zeros(0, np.int8) if path.previous is None else path.previous.status
     path.previous = optimum
-    step = PathStep(float(C), -1.0 if first else C / path.C_prev, fold_seeds, base, *path.full_prev)
+    step = PathStep(
+        float(C),
+        -1.0 if first else C / path.C_prev,
+        fold_seeds,
+        base,
+        *path.full_prev,
+        _prev_tries(n, t, path.prev_try_share, job.settings),
+    )
     fac = optimum.factor(job.var_id) if optimum is not None and not path.cd_mode else NO_FACTOR
     out = FoldOutput.empty(n)
     fit_folds(path.prob, job.blocks, path.cert, step, state.dual, fac, path.store, job.cfg, out)
+    tried = int(np.count_nonzero(out.prev_try >= 0))
+    if tried:
+        path.prev_try_share = np.count_nonzero(out.prev_try == 1) / tried
     _hand_back(job, path, t, out, 0 if first else full_epochs, state.alpha, C)
     path.all_certified = bool(out.certified.all())
     n_errors = int(np.count_nonzero(out.pred != job.y_idx))
@@ -414,6 +427,17 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     # the state is this grid point's own (the next one's start copies): no copies here
     path.full_prev, path.C_prev = state.dual, C
     return row, job.classes[out.pred]
+
+
+def _prev_tries(n: int, t: int, share: float, settings: LooSettings) -> NDArray[np.bool_]:
+    """Which folds try their own solution at C_prev first (:class:`PathStep`): all of
+    them while that proved at least ``settings.prev_try_min_share`` of those that tried
+    at the last grid point, else every ``prev_try_sample``-th (offset by the grid
+    index t, so each fold is sampled in turn): the sample notices when it pays again."""
+    if share >= settings.prev_try_min_share:
+        return np.ones(n, dtype=np.bool_)
+    k = max(int(settings.prev_try_sample), 1)
+    return np.arange(n) % k == t % k
 
 
 def _full_fit(

@@ -4,13 +4,13 @@ Fold p starts from the full optimum: an active-set update of its inverse
 (:func:`isvm.loo.fold_update.fold_active_set`) usually ends at the fold's exact
 optimum (active-set mode). Otherwise the fold's own solution at the previous C is
 kept where it proves the prediction at once (saturated: none of its multipliers at
-C), else coordinate descent runs from the start with the smallest duality gap of
-three: the full solution with p's multipliers removed, the fold's solution at the
-previous C moved as the full solution moved from there (exact scores: the same moves,
-less p's and the box's), and that solution scaled by C / C_prev. Every fold stops
-only when its prediction is certified (:func:`isvm.solvers._core.prove`: the
-suboptimality bound and the held-out radius) or it has converged to ``tol`` and then
-tighter.
+C; tried by every fold while that keeps proving some, else by a sample), else
+coordinate descent runs from the start with the smallest duality gap of three: the
+full solution with p's multipliers removed, the fold's solution at the previous C
+moved as the full solution moved from there (exact scores: the same moves, less p's
+and the box's), and that solution scaled by C / C_prev. Every fold stops only when
+its prediction is certified (:func:`isvm.solvers._core.prove`: the suboptimality
+bound and the held-out radius) or it has converged to ``tol`` and then tighter.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out):
     fold), ``cert`` (:class:`~isvm.loo.bundles.Certificate`) turns scores into class
     scores and holds the kernel's held-out radii and eigenvalue floor; ``step``
     (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
-    none), the folds' seeds and the full statuses at C_prev; ``full`` the full
+    none), the folds' seeds, the full statuses at C_prev and which folds try their
+    solution at C_prev; ``full`` the full
     optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or
     :data:`~isvm.loo.bundles.NO_FACTOR` (empty) where the full fit is not exact (cd
     alone then); ``store`` (:class:`~isvm.loo.bundles.FoldStore`)
@@ -185,7 +186,8 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         )
     store.status_ok[p] = exact
     settled_prev = False
-    if not exact and scale_prev > 0.0:
+    out.prev_try[p] = -1
+    if not exact and scale_prev > 0.0 and step.try_prev[p]:
         # the fold's own solution at C_prev, as it was: still feasible, and its
         # optimum once none of its multipliers reaches C_prev (large C). Kept when it
         # proves the prediction at once.
@@ -193,6 +195,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         S[:, :] = store.S[p]
         ssum[:] = store.ssum[p]
         settled_prev = _core.prove(fold, alpha, C, S, ssum, target)[0]
+        out.prev_try[p] = 1 if settled_prev else 0
     if not exact and not settled_prev:
         # the full solution without p: with cd alone the full fit is solved tightly,
         # so only what p disturbed is off. Along a path, two more starts, the one with

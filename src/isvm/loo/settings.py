@@ -95,6 +95,15 @@ class LooSettings:
     #: in docs/benchmarks.md); folds that end uncertified (near-ties, MNIST) run to tol
     #: and tighter and pay for a loose start (0.3 everywhere: MNIST Ns 500 ISVM 1.16x slower)
     cd_full_tol_factor_certified: float = 1.0
+    #: a fold not solved exactly first tries its own solution at the previous C (one
+    #: certificate, which settles it without a solve once C is past every multiplier).
+    #: Where that proved fewer than this share of the folds that tried it at the last
+    #: grid point, only every ``prev_try_sample``-th fold tries it (turning with the grid
+    #: point), the others go straight to their starts: on letter Ns 500 ISVM it proves
+    #: 0-3% of the folds at a sixth of a cd fold's time each (round 17 in
+    #: docs/benchmarks.md), on vehicle Ns 500 (active-set folds given up on) 25-75%
+    prev_try_min_share: float = 0.1
+    prev_try_sample: int = 8
     #: the full fit's active-set finish gives up above this many free variables (its
     #: factorisation grows as their cube; the folds then run cd) ...
     finish_max_free: int = 3000

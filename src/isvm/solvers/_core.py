@@ -522,6 +522,16 @@ def prove(prob, alpha, C, S, ssum, target):
 #: exceeds this fraction of tol: after a warm start most are already there
 FOLD_STEP_FRACTION = 1.0
 
+#: a neighbours-first epoch tries the certificate each time its work since the last
+#: try reaches this many passes over the variables (a ``prove`` is about one pass),
+#: counting a visit's gradient reads as one unit each and a step's score updates as
+#: one per :data:`SCORE_UPDATES_PER_READ`. The 1, 2, 4, ... visits of rounds 8-16 spent
+#: most of a cd fold on its tries (letter Ns 500 ISVM: up to 10 of 0.12-0.17 ms each);
+#: a quarter of a pass was the best of 0.1, 0.25 and 1 on letter (Ns 200 1-vs-all,
+#: Ns 500 ISVM; round 17 in docs/benchmarks.md)
+NEARBY_TRY_SPACING = 0.25
+SCORE_UPDATES_PER_READ = 100.0
+
 
 @njit(cache=True, _nrt=False)
 def top_two(p, A, S):
@@ -560,17 +570,16 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
-def _nearby_try(prob, dual, C, target, s, check, moved):
-    """A neighbours-first epoch's certificate try before visit ``s``: at visits 1, 2, 4, ...
-    and only if a step was taken since the last try. Returns (next try, moved, proved,
-    max KKT violation or inf where no try was made)."""
-    if s != check:
-        return check, moved, False, np.inf
-    if not moved:
-        return 2 * check, False, False, np.inf
+def _nearby_try(prob, dual, C, target, work, moved):
+    """A neighbours-first epoch's certificate try, once the work since the last one
+    (``work``, in units of reading one variable's gradient) reaches what a try costs
+    (:data:`NEARBY_TRY_SPACING` passes over the variables) and a step was taken since.
+    Returns (work left, moved, proved, max KKT violation or inf where no try was made)."""
+    if not moved or work < NEARBY_TRY_SPACING * prob.var_i.shape[0]:
+        return work, moved, False, np.inf
     alpha, S, ssum = dual
     proved, viol = prove(prob, alpha, C, S, ssum, target)
-    return 2 * check, False, proved, viol
+    return 0.0, False, proved, viol
 
 
 @njit(cache=True)
@@ -618,14 +627,16 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
             shuffle_prefix(index, active, rng)
         pg_max = -np.inf
         pg_min = np.inf
-        check = 1
+        work = 0.0
+        step_work = K.shape[0] / SCORE_UPDATES_PER_READ
         moved = False
         s = 0
         while s < active:
             if nearby:
-                check, moved, proved, tried = _nearby_try(prob, dual, C, target, s, check, moved)
+                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved)
                 if proved:
                     return epoch + 1, tried <= tol, tried, True
+                work += 1.0
             v = index[s]
             i = var_i[v]
             j = var_j[v]
@@ -669,6 +680,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
                     moved = True
                     alpha[i, j] = new
                     apply_step(i, j, delta, cols, vals, c, K, S, ssum)
+                    work += step_work
             s += 1
         epoch += 1
         sweep = max(pg_max, -pg_min) if active > 0 else 0.0
@@ -772,17 +784,28 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
 
 
 @njit(cache=True, _nrt=False)
-def _block_residual(t, g, a0, C, k, sw, w, m):
-    """F(t) = t - sum_j w_j clip(g_j/k - sw_j t, -a0_j, C - a0_j): nondecreasing in t."""
+def _block_residual(t, gk, a0, C, sw, w, m):
+    """F(t) = t - sum_j w_j clip(gk_j - sw_j t, -a0_j, C - a0_j): nondecreasing in t."""
     h = 0.0
     for j in range(m):
-        z = g[j] / k - sw[j] * t
+        z = gk[j] - sw[j] * t
         if z < -a0[j]:
             z = -a0[j]
         elif z > C - a0[j]:
             z = C - a0[j]
         h += w[j] * z
     return t - h
+
+
+@njit(cache=True, _nrt=False)
+def _keep_beyond(bp, start, end, pivot, above):
+    """Compact ``bp[start:end]`` to its entries above (or below) ``pivot``; returns the new end."""
+    q = start
+    for r in range(start, end):
+        if (bp[r] > pivot) if above else (bp[r] < pivot):
+            bp[q] = bp[r]
+            q += 1
+    return q
 
 
 @njit(cache=True)
@@ -792,41 +815,45 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
     Stationarity gives ``d_j = clip(g_j/k - sigma w_j t)`` with ``t = w'd``; the
     residual F(t) = t - w'd(t) is nondecreasing and piecewise linear (slope
     ``1 + sigma * sum of w_j^2 over unclipped j``, which is >= 0 whenever the block
-    is positive semidefinite), so its root is found exactly between two of the 2m
-    breakpoints. Writes d[:m].
+    is positive semidefinite), so its root lies between the largest of the 2m
+    breakpoints with F < 0 and the smallest with F >= 0, where F is linear. Those two
+    are found by bisection on the unsorted breakpoints (each round keeps those on the
+    root's side of the middle candidate: O(m) in all, where sorting them first cost
+    O(m log m) and was most of the step). Writes d[:m] (used for g/k until then).
     """
+    gk = d  # g/k, computed once; d[j] is written last, after its own gk[j] is read
     nb = 0
     for j in range(m):
+        gk[j] = g[j] / k
         sw[j] = sigma * w[j]
         if sw[j] != 0.0:
-            bp[nb] = (g[j] / k + a0[j]) / sw[j]
-            bp[nb + 1] = (g[j] / k - (C - a0[j])) / sw[j]
+            bp[nb] = (gk[j] + a0[j]) / sw[j]
+            bp[nb + 1] = (gk[j] - (C - a0[j])) / sw[j]
             nb += 2
     t = 0.0
     if nb > 0:
-        b = bp[:nb]
-        b.sort()  # in place: no allocation per block
-        f_lo = _block_residual(b[0], g, a0, C, k, sw, w, m)
-        if f_lo >= 0.0:
-            t = b[0] - f_lo  # slope 1 left of every breakpoint (all clipped)
-        else:
-            f_hi = _block_residual(b[nb - 1], g, a0, C, k, sw, w, m)
-            if f_hi < 0.0:
-                t = b[nb - 1] - f_hi  # slope 1 right of every breakpoint
+        lo = -np.inf  # the largest breakpoint seen with F < 0, and F there
+        hi = np.inf  # the smallest with F >= 0
+        f_lo = 0.0
+        f_hi = 0.0
+        end = nb  # candidates bp[:end], all strictly between lo and hi
+        while end > 0:
+            pivot = bp[end // 2]
+            f = _block_residual(pivot, gk, a0, C, sw, w, m)
+            if f < 0.0:
+                lo, f_lo = pivot, f
+                end = _keep_beyond(bp, 0, end, pivot, True)
             else:
-                lo = 0
-                hi = nb - 1
-                while hi - lo > 1:  # F(b[lo]) < 0 <= F(b[hi])
-                    mid = (lo + hi) // 2
-                    if _block_residual(b[mid], g, a0, C, k, sw, w, m) < 0.0:
-                        lo = mid
-                    else:
-                        hi = mid
-                f_a = _block_residual(b[lo], g, a0, C, k, sw, w, m)
-                f_b = _block_residual(b[hi], g, a0, C, k, sw, w, m)
-                t = b[lo] - f_a * (b[hi] - b[lo]) / (f_b - f_a)
+                hi, f_hi = pivot, f
+                end = _keep_beyond(bp, 0, end, pivot, False)
+        if lo == -np.inf:
+            t = hi - f_hi  # slope 1 left of every breakpoint (all clipped)
+        elif hi == np.inf:
+            t = lo - f_lo  # slope 1 right of every breakpoint
+        else:
+            t = lo - f_lo * (hi - lo) / (f_hi - f_lo)
     for j in range(m):
-        z = g[j] / k - sw[j] * t
+        z = gk[j] - sw[j] * t
         if z < -a0[j]:
             z = -a0[j]
         elif z > C - a0[j]:
@@ -878,11 +905,12 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
         else:
             shuffle_prefix(index, n_points, rng)
         sweep = 0.0
-        check = 1
+        work = 0.0
+        col_work = n / SCORE_UPDATES_PER_READ
         moved = False
         for s in range(n_points):
             if nearby:
-                check, moved, proved, tried = _nearby_try(prob, dual, C, target, s, check, moved)
+                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved)
                 if proved:
                     return epoch + 1, tried <= tol, tried, True
             i = index[s]
@@ -898,6 +926,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
                     if p > worst:
                         worst = p
                     m += 1
+            work += m
             if worst > sweep:
                 sweep = worst
             if worst <= skip or K[i, i] <= 0.0:
@@ -921,6 +950,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
                     for r in range(n):
                         row[r] += a * K[i, r]
                     coef[col] = 0.0
+                    work += col_work
             if c != 0.0 and total != 0.0:
                 for r in range(n):
                     ssum[r] += total * K[i, r]
