@@ -101,7 +101,7 @@ class LooSettings:
     #: grid point, only every ``prev_try_sample``-th fold tries it (turning with the grid
     #: point), the others go straight to their starts: on letter Ns 500 ISVM it proves
     #: 0-3% of the folds at a sixth of a cd fold's time each (round 17 in
-    #: docs/benchmarks.md), on vehicle Ns 500 (active-set folds given up on) 25-75%
+    #: docs/benchmarks.md), on vehicle Ns 500 up to 75% at large C (round 16)
     prev_try_min_share: float = 0.1
     prev_try_sample: int = 8
     #: the full fit's active-set finish gives up above this many free variables (its

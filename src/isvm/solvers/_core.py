@@ -598,7 +598,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     that point is certified; whichever way it returns, that point's scores in S are
     then exact for the returned alpha (:func:`refresh_point_scores`). Its first epoch
     visits the variables of the points nearest the held-out one first and tries the
-    certificate after 1, 2, 4, ... visits, as :func:`block_epochs` does.
+    certificate as its work allows (:func:`_nearby_try`), as :func:`block_epochs` does.
 
     Returns (epochs, converged, max violation, certified).
     """
@@ -798,10 +798,10 @@ def _block_residual(t, gk, a0, C, sw, w, m):
 
 
 @njit(cache=True, _nrt=False)
-def _keep_beyond(bp, start, end, pivot, above):
-    """Compact ``bp[start:end]`` to its entries above (or below) ``pivot``; returns the new end."""
-    q = start
-    for r in range(start, end):
+def _keep_beyond(bp, end, pivot, above):
+    """Compact ``bp[:end]`` to its entries above (or below) ``pivot``; returns the new end."""
+    q = 0
+    for r in range(end):
         if (bp[r] > pivot) if above else (bp[r] < pivot):
             bp[q] = bp[r]
             q += 1
@@ -842,10 +842,10 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
             f = _block_residual(pivot, gk, a0, C, sw, w, m)
             if f < 0.0:
                 lo, f_lo = pivot, f
-                end = _keep_beyond(bp, 0, end, pivot, True)
+                end = _keep_beyond(bp, end, pivot, True)
             else:
                 hi, f_hi = pivot, f
-                end = _keep_beyond(bp, 0, end, pivot, False)
+                end = _keep_beyond(bp, end, pivot, False)
         if lo == -np.inf:
             t = hi - f_hi  # slope 1 left of every breakpoint (all clipped)
         elif hi == np.inf:
@@ -868,10 +868,11 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
     Points are visited in a fresh random order every epoch; a point whose
     multipliers are all KKT-optimal is skipped for the cost of reading its L
     gradients. A held-out solve's first epoch instead visits the points nearest the
-    held-out one first (by kernel value) and tries the certificate after 1, 2, 4, ...
-    visits: on a near-diagonal kernel, removing a point disturbs its neighbours
-    most, and many folds are proved once those few have moved (an epoch counts
-    whole). The scores change along at most D columns per step (O(N D), the
+    held-out one first (by kernel value) and tries the certificate each time the
+    epoch's work since the last try reaches a fraction of a try's cost
+    (:func:`_nearby_try`): on a near-diagonal kernel, removing a point disturbs its
+    neighbours most, and many folds are proved once those few have moved (an epoch
+    counts whole). The scores change along at most D columns per step (O(N D), the
     same as L single-coordinate steps), and the block step moves along the flat
     directions of the singular ISVM dual that single coordinates can only zigzag
     along. Stopping and certification as in :func:`cd_epochs`; ``prob``'s variables
