@@ -63,15 +63,7 @@ def _first_face_loop(face):
         for p in range(prob.K.shape[0]):
             st = fac.status.copy()
             removal = fu._removal(prob, np.int64(p), C, full, fac, st)
-            nf = fac.free_vars.shape[0]
-            cap = min(16, cfg.max_changed)
-            work = fu.Touched(
-                np.empty(cfg.max_changed, dtype=np.int64),
-                np.empty((cap, nf)),
-                np.empty((cap, nf)),
-                np.empty((cap, cap)),
-                np.empty(cfg.max_changed),
-            )
+            work = fu.touched_work(fac.free_vars.shape[0], cfg.max_changed)
             face(prob, C, full, fac, removal, st, work, 0, out, cfg.ridge)
 
     return loop

@@ -426,3 +426,8 @@ def test_prev_try_rule_changes_no_prediction(monkeypatch):
     _, ref, gap = loo_refit(X, y, "isvm", [5.0], Cs, tol=1e-9)
     assert ((pred != ref) <= (gap < NEAR_TIE)).all()
     assert ((pa != ref) <= (gap < NEAR_TIE)).all()
+
+
+def test_prev_try_sample_below_one_is_refused():
+    with pytest.raises(ValueError, match="prev_try_sample must be at least 1"):
+        dataclasses.replace(DEFAULT_SETTINGS, prev_try_sample=0)

@@ -114,5 +114,5 @@ class FoldOutput(NamedTuple):
             np.empty(n, dtype=np.int64),
             np.empty(n, dtype=np.bool_),
             np.empty(n, dtype=np.bool_),
-            np.full(n, -1, dtype=np.int8),
+            np.empty(n, dtype=np.int8),
         )

@@ -436,7 +436,7 @@ def _prev_tries(n: int, t: int, share: float, settings: LooSettings) -> NDArray[
     index t, so each fold is sampled in turn): the sample notices when it pays again."""
     if share >= settings.prev_try_min_share:
         return np.ones(n, dtype=np.bool_)
-    k = max(int(settings.prev_try_sample), 1)
+    k = settings.prev_try_sample
     return np.arange(n) % k == t % k
 
 

@@ -133,14 +133,7 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     n_var = prob.var_i.shape[0]
     st = fac.status.copy()
     removal = _removal(prob, p, C, full, fac, st)
-    cap = min(16, cfg.max_changed)  # rows kept for touched variables; _register grows them
-    work = Touched(
-        np.empty(cfg.max_changed, dtype=np.int64),
-        np.empty((cap, fac.free_vars.shape[0])),
-        np.empty((cap, fac.free_vars.shape[0])),
-        np.empty((cap, cap)),
-        np.empty(cfg.max_changed),
-    )
+    work = touched_work(fac.free_vars.shape[0], cfg.max_changed)
     changes = Changes(np.empty(n_var, dtype=np.int64), np.empty(n_var, dtype=np.int8))
     it, nt = 0, 0
     if cfg.patience >= 0:  # patience < 0: the decremental path alone
@@ -164,6 +157,20 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     if converged:
         status_out[:] = st
     return converged, it
+
+
+@njit(cache=True)
+def touched_work(nf, max_changed):
+    """Empty rows for a fold's touched variables (:class:`Touched`) over ``nf`` free
+    variables: room for 16 (or ``max_changed``) at first; :func:`_register` grows them."""
+    cap = min(16, max_changed)
+    return Touched(
+        np.empty(max_changed, dtype=np.int64),
+        np.empty((cap, nf)),
+        np.empty((cap, nf)),
+        np.empty((cap, cap)),
+        np.empty(max_changed),
+    )
 
 
 @njit(cache=True)

@@ -124,6 +124,13 @@ class LooSettings:
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2
 
+    def __post_init__(self) -> None:
+        if self.prev_try_sample < 1:
+            raise ValueError(
+                f"LooSettings.prev_try_sample must be at least 1 (every k-th fold), "
+                f"got {self.prev_try_sample!r}"
+            )
+
     def fold(self, *, tol: float, tol_floor: float, max_epochs: int, kappa: float) -> FoldSettings:
         """The fold kernels' settings for one LOO grid run."""
         return FoldSettings(

@@ -610,6 +610,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     # a held-out solve moves only the variables that matter: those within a tenth of
     # tol of optimality stay put (the stopping test still reads every variable)
     skip = FOLD_STEP_FRACTION * tol if cert_point >= 0 else 0.0
+    step_work = K.shape[0] / SCORE_UPDATES_PER_READ  # a step's cost, for _nearby_try
     active = n_var
     pg_max_old = np.inf
     pg_min_old = -np.inf
@@ -628,7 +629,6 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
         pg_max = -np.inf
         pg_min = np.inf
         work = 0.0
-        step_work = K.shape[0] / SCORE_UPDATES_PER_READ
         moved = False
         s = 0
         while s < active:
@@ -893,6 +893,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
     js = np.empty(n_classes, dtype=np.int64)
     coef = np.zeros(n_cols)
     skip = FOLD_STEP_FRACTION * tol if cert_point >= 0 else 0.0  # as in cd_epochs
+    col_work = n / SCORE_UPDATES_PER_READ  # one column's score update, for _nearby_try
     epoch = 0
     viol = np.inf
     while epoch < max_epochs:
@@ -907,7 +908,6 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
             shuffle_prefix(index, n_points, rng)
         sweep = 0.0
         work = 0.0
-        col_work = n / SCORE_UPDATES_PER_READ
         moved = False
         for s in range(n_points):
             if nearby:
