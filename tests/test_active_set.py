@@ -150,6 +150,33 @@ def test_fallback_to_cd_keeps_the_loo_exact(method):
     np.testing.assert_array_equal(starved, plain)
 
 
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_folds_without_the_outside_products_stay_exact(method, monkeypatch):
+    """Over the outside products' budget (here 0) the full fit keeps no outside rows
+    and each fold computes the ones it frees through ``Hinv``: the same predictions
+    as with the products and as the cd-only engine, and the fits really ran without."""
+    import isvm.loo.driver as driver
+
+    X, y = clustered(3, 40, 4)
+    grid = ([5.0, 10.0], [0.1, 5.1, 30.1])
+    _, plain = loo_grid(X, y, method, *grid, active_set=False, return_predictions=True)
+    _, full = loo_grid(X, y, method, *grid, return_predictions=True)
+    kept = []
+    real = driver.fit_folds
+
+    def spy(prob, blocks, cert, step, full_opt, fac, *rest):
+        if fac.status.shape[0] > 0:
+            kept.append(bool((fac.out_pos >= 0).any()))
+        return real(prob, blocks, cert, step, full_opt, fac, *rest)
+
+    monkeypatch.setattr(driver, "fit_folds", spy)
+    none = replace(DEFAULT_SETTINGS, outside_max_entries=0)
+    _, without = loo_grid(X, y, method, *grid, settings=none, return_predictions=True)
+    assert kept and not any(kept), f"outside rows kept at {sum(kept)} of {len(kept)} fits"
+    np.testing.assert_array_equal(full, plain)
+    np.testing.assert_array_equal(without, plain)
+
+
 def assert_same_inverse_and_products(got, want) -> None:
     """``got``'s H^-1, Q[out, F] and Q[out, F] H^-1 equal ``want``'s, up to the order of
     the free set and of the outside rows (every outside variable has its row)."""
@@ -380,3 +407,8 @@ def test_gather_copies_the_indexed_block_in_runs_or_one_by_one(layout):
     _gather(A, rows, columns, big[2:27, 1 : 1 + columns.shape[0]])
     assert np.array_equal(big[2:27, 1 : 1 + columns.shape[0]], expected)
     assert (big[:2] == -1).all() and (big[27:] == -1).all() and (big[:, 0] == -1).all()
+
+
+def test_negative_outside_budget_is_refused():
+    with pytest.raises(ValueError, match="outside_max_entries must be at least 0"):
+        replace(DEFAULT_SETTINGS, outside_max_entries=-1)

@@ -219,7 +219,6 @@ def exact_full_fit(
     max_free: int = 3000,
     retry_tols: tuple[float, ...] = (1e-5, 1e-7),
     retry_max_epochs: int = 1000,
-    max_outside_entries: int = 8_000_000,
     seed: int = 0,
     previous: FullOptimum | None = None,
     previous_max_iter: int = 4,
@@ -239,9 +238,9 @@ def exact_full_fit(
     ``max_free`` variables (the caller keeps its cd solution).
 
     The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
-    they free; when (outside variables) x |F| is at most ``max_outside_entries`` (64
-    MB per array at the default) the latter are computed here for all of them in one
-    matrix product, much faster than in the folds' small batches. Along a C path
+    they free; when (outside variables) x |F| is at most
+    ``settings.outside_max_entries`` the latter are computed here for all of them in
+    one matrix product, much faster than in the folds' small batches. Along a C path
     both are updated from ``previous``'s where the free set changed little
     (:func:`_updated_products`): O(changes x |F| x outside) instead of O(|F|^2 x
     outside).
@@ -270,7 +269,7 @@ def exact_full_fit(
         result.iterations += extra
         nf = result.free_vars.shape[0]
         n_out = result.status.shape[0] - nf
-        within = n_out * nf <= max_outside_entries
+        within = n_out * nf <= settings.outside_max_entries
         result.products_updated = (
             within
             and previous is not None

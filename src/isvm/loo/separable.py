@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
+from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
 from isvm.methods import Coding, get_formulation
 from isvm.seeding import derive_seed
 from isvm.solvers import variable_list
@@ -89,7 +90,7 @@ def exact_separable_fit(
     C: float,
     *,
     max_free: int,
-    max_outside_entries: int = 8_000_000,
+    settings: LooSettings = DEFAULT_SETTINGS,
     previous: FullOptimum | None = None,
     seed: int = 0,
     **kwargs,
@@ -99,7 +100,7 @@ def exact_separable_fit(
     ``kwargs`` go to each class's fit as they are. Returns None where any class's fit
     does (its sets never settled) or the merged free set exceeds ``max_free`` (the
     folds take the whole inverse, dense). The merged outside products are kept only
-    within ``max_outside_entries``, as for one dense fit.
+    within ``settings.outside_max_entries``, as for one dense fit.
     """
     prev_parts = None if previous is None else previous.parts
     fits = []
@@ -112,7 +113,7 @@ def exact_separable_fit(
             np.ascontiguousarray(alpha0[:, part.column : part.column + 1]),
             C,
             max_free=max_free,
-            max_outside_entries=max_outside_entries,
+            settings=settings,
             seed=derive_seed(seed, "class", k),
             previous=None if prev_parts is None else prev_parts[k],
             **kwargs,
@@ -122,7 +123,7 @@ def exact_separable_fit(
         fits.append(fit)
     if sum(fit.free_vars.shape[0] for fit in fits) > max_free:
         return None
-    return _merged(parts, fits, n_var, max_outside_entries)
+    return _merged(parts, fits, n_var, settings.outside_max_entries)
 
 
 def _merged(

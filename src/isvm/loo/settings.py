@@ -112,6 +112,14 @@ class LooSettings:
     #: 1-vs-all, whose L separate problems one dense factorisation serves badly):
     #: yeast Ns 500 ISVM (about 3,400 free), 1-2 s per grid point against cd folds of 6-7 s
     finish_max_free_dear: int = 4500
+    #: the exact full fit keeps ``Q[v, F]`` and ``Q[v, F] Hinv`` for every outside
+    #: variable v (two arrays of (outside variables) x |F| numbers, 8 bytes each: 256
+    #: MB apiece at this budget, about twice that while a C path moves them) when they
+    #: fit in this many entries; above it, each fold computes the rows it needs through
+    #: ``Hinv`` itself, one pass over it per freed variable: satimage N = 1,000 ISVM
+    #: (8.8 million entries) took 176 s per gamma at the old budget of 8 million, 22 s
+    #: at this one (round 18 in docs/benchmarks.md)
+    outside_max_entries: int = 32_000_000
     #: where the dual is L separate problems (1-vs-all), the finish factorises and
     #: updates each class's face on its own (:mod:`isvm.loo.separable`; False: as one
     #: dense block, for benchmarks and checks)
@@ -125,6 +133,11 @@ class LooSettings:
     pin_rounds: int = 2
 
     def __post_init__(self) -> None:
+        if self.outside_max_entries < 0:
+            raise ValueError(
+                f"LooSettings.outside_max_entries must be at least 0 (entries of the "
+                f"outside products), got {self.outside_max_entries!r}"
+            )
         if self.prev_try_sample < 1:
             raise ValueError(
                 f"LooSettings.prev_try_sample must be at least 1 (every k-th fold), "
