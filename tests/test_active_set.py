@@ -108,7 +108,7 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
             S = np.empty_like(active.S)
             ssum = np.empty_like(active.ssum)
             status_out = np.empty_like(active.status)
-            ok, _ = fold_active_set(
+            ok, _, _ = fold_active_set(
                 prob,
                 p,
                 C,
@@ -412,3 +412,58 @@ def test_gather_copies_the_indexed_block_in_runs_or_one_by_one(layout):
 def test_negative_outside_budget_is_refused():
     with pytest.raises(ValueError, match="outside_max_entries must be at least 0"):
         replace(DEFAULT_SETTINGS, outside_max_entries=-1)
+
+
+def test_a_ridged_fold_minimiser_starts_cd_and_keeps_the_loo_exact(monkeypatch):
+    """Where a fold's update ends on a singular face (ISVM's flat direction), its ridged
+    minimiser satisfies the statuses' KKT conditions but not stationarity: the update
+    reports it (``near``), feasible with exact scores, and the fold's cd may start
+    from it. On Glass Ns 150 with [0, 1] features (the paper's subsample 0, ISVM,
+    gamma 5, a coarse C grid) such folds occur; the LOO predictions stay those of
+    the cd-only engine."""
+    import isvm.loo.driver as driver
+    from isvm.experiment.subsample import draw_subsamples
+    from isvm.loo.bundles import FoldStore
+    from isvm.loo.full_fit import scores
+
+    data = load_dataset("glass", source="bundled", scaling="minmax")
+    idx = draw_subsamples(data.y, 150, 1, seed=2012, dataset="glass")[0]
+    X, y = data.X[idx], data.y[idx]
+    Cs = c_grid(0.1, 20.2, 2.5)
+    near = []
+    real = driver.fit_folds
+
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
+        before = FoldStore(*[a.copy() for a in store])
+        result = real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        if fac.status.shape[0] == 0:
+            return result
+        for p in np.flatnonzero(~store.status_ok):  # the folds the update did not solve
+            use_warm = before.status_ok[p] and 0.0 < step.scale_prev <= cfg.warm_ratio
+            warm = before.status[p] if use_warm else before.status[p, :0]
+            alpha, S, ssum = (np.empty_like(a) for a in full)
+            ok, _, is_near = fold_active_set(
+                prob,
+                np.int64(p),
+                step.C,
+                full,
+                fac,
+                cfg,
+                Warm(warm, step.status_prev),
+                Dual(alpha, S, ssum),
+                before.status[p].copy(),
+            )
+            assert not ok
+            if is_near:
+                near.append(step.C)
+                assert np.all(alpha[p] == 0.0) and alpha.min() >= 0.0 and alpha.max() <= step.C
+                S_ref, _ = scores(prob.K, get_formulation("isvm").encode(y, 6), alpha)
+                np.testing.assert_allclose(S, S_ref, atol=1e-9)
+        return result
+
+    monkeypatch.setattr(driver, "fit_folds", spy)
+    _, engine = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
+    monkeypatch.undo()
+    _, plain = loo_grid(X, y, "isvm", [5.0], Cs, active_set=False, return_predictions=True)
+    assert len(near) >= 3, f"only {len(near)} ridged fold minimisers met"
+    np.testing.assert_array_equal(engine, plain)

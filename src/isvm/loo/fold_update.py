@@ -125,10 +125,15 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
 
     Writes the fold solution into ``out`` (a Dual: clipped to the box, scores exact
     for it) and its statuses into ``status_out``, and returns (converged, set
-    updates). Not converged (``cfg.max_iter`` updates in all, a singular face, more
-    than ``cfg.max_changed`` outside variables freed, a ridged face that is not
-    stationary: ISVM with two classes, whose dual is flat along y_i) leaves them
-    unspecified; the caller then falls back to coordinate descent.
+    updates, near). Not converged (``cfg.max_iter`` updates in all, a singular face,
+    more than ``cfg.max_changed`` outside variables freed, a ridged face that is not
+    stationary: ISVM, whose dual is flat along y_i) leaves the statuses unspecified;
+    the caller then falls back to coordinate descent. ``near`` is True when the
+    iteration ended on a ridged face minimiser that satisfies every status's KKT
+    condition but not stationarity: ``out`` then holds it, clipped to the box with
+    exact scores, a feasible start far closer to the optimum than the caller's own
+    (satimage N = 1,000 [0, 1] ISVM: 4 folds in 1,000 at large C, 1 s of cd each
+    from those); otherwise ``out`` is unspecified too.
     """
     n_var = prob.var_i.shape[0]
     st = fac.status.copy()
@@ -142,21 +147,25 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
         done, it, work, nt = _primal_dual_steps(
             prob, C, full, fac, removal, st, work, nt, changes, cfg, out
         )
-        if done >= 0:
-            if done == 1:
-                status_out[:] = st
-            return done == 1, it
+        if done == 1:
+            status_out[:] = st
+            return True, it, False
+        if done == 0:  # KKT-feasible statuses, a ridged minimiser: a start for cd
+            _clip(prob, C, out)
+            return False, it, True
         for v in range(n_var):  # phase 2 starts from the full statuses
             if st[v] != EXCLUDED:
                 st[v] = fac.status[v]
         if guessed:  # and afresh, not burdened by the rows of a wrong guess
             nt = 0
-    converged, it = _decremental_path(
+    outcome, it = _decremental_path(
         prob, C, full, fac, removal, st, work, nt, changes, cfg, out, it
     )
-    if converged:
+    if outcome == 1:
         status_out[:] = st
-    return converged, it
+    elif outcome == 0:
+        _clip(prob, C, out)
+    return outcome == 1, it, outcome == 0
 
 
 @njit(cache=True)
@@ -240,7 +249,8 @@ def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, 
     variable whose gradient points inward is freed, until none does.
 
     Returns (outcome, face solves, work, touched variables): outcome 1 the fold's
-    optimum (in ``out``, clipped), 0 failed (a ridged solve of a singular face), -1
+    optimum (in ``out``, clipped), 0 failed (a ridged solve of a singular face: ``out``
+    satisfies every status's KKT condition but not stationarity), -1
     stopped making progress (``cfg.patience`` steps without fewer infeasible variables, a singular
     face, too many touched variables, ``cfg.max_iter``): the decremental path next.
     """
@@ -277,7 +287,9 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
     where a free variable reaches a bound or a bound variable's gradient turns
     inward: one status change per step. Starts from the full statuses in ``st``, with
     the first ``nt`` touched variables' rows kept, after ``it`` face solves. Returns
-    (converged, face solves)."""
+    (outcome, face solves) with :func:`_primal_dual_steps`'s outcomes: 1 the fold's
+    optimum, 0 a ridged face minimiser that satisfies the statuses' KKT conditions but
+    is not stationary, -1 given up."""
     var_i, var_j = prob.var_i, prob.var_j
     n_var = var_i.shape[0]
     alpha = out.alpha
@@ -288,7 +300,7 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
     while it < cfg.max_iter:
         it += 1
         if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
-            return False, it
+            return -1, it
         g_new = dual_gradients(prob, out.S, out.ssum)
         tau = 1.0
         event = -1
@@ -312,7 +324,7 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
             if r < tau:
                 tau, event = r, v
         if event < 0:  # the face minimiser at t = 1 satisfies the KKT conditions
-            return _optimum(prob, C, st, out, cfg), it
+            return (1 if _optimum(prob, C, st, out, cfg) else 0), it
         # the path and its gradient are affine in t: interpolate both (the event
         # variable's move to its bound below only corrects rounding)
         cur += tau * (alpha - cur)
@@ -326,9 +338,9 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
             chg_s[0] = FREE
             grown, work = _register(prob, fac, changes, 1, st, work, nt, cfg.max_changed)
             if grown < 0:
-                return False, it
+                return -1, it
             nt = grown
-    return False, it
+    return -1, it
 
 
 @njit(cache=True)

@@ -8,7 +8,8 @@ C; tried by every fold while that keeps proving some, else by a sample), else
 coordinate descent runs from the start with the smallest duality gap of three: the
 full solution with p's multipliers removed, the fold's solution at the previous C
 moved as the full solution moved from there (exact scores: the same moves, less p's
-and the box's), and that solution scaled by C / C_prev. Every fold stops only when
+and the box's), that solution scaled by C / C_prev, and, where the update ended on a
+singular face, its ridged minimiser (feasible, all but stationary). Every fold stops only when
 its prediction is certified (:func:`isvm.solvers._core.prove`: the suboptimality
 bound and the held-out radius) or it has converged to ``tol`` and then tighter.
 """
@@ -169,11 +170,12 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     S = np.empty_like(S_full)
     ssum = np.empty_like(ssum_full)
     exact = False
+    near = False
     e = 0
     if fac.status.shape[0] > 0:  # an exact full optimum (not NO_FACTOR)
         use_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
         warm = store.status[p] if use_warm else store.status[p, :0]
-        exact, e = fold_active_set(
+        exact, e, near = fold_active_set(
             prob,
             p,
             C,
@@ -185,6 +187,12 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
             store.status[p],
         )
     store.status_ok[p] = exact
+    if near:  # the update's ridged face minimiser: a fourth start, kept aside
+        near_alpha, near_S, near_ssum = alpha.copy(), S.copy(), ssum.copy()
+    else:
+        near_alpha = np.empty((0, alpha.shape[1]))
+        near_S = np.empty((0, S.shape[1]))
+        near_ssum = np.empty(0)
     settled_prev = False
     out.prev_try[p] = -1
     if not exact and scale_prev > 0.0 and step.try_prev[p]:
@@ -220,9 +228,18 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
                 fold.var_i, fold.var_j, prev_alpha, cols, vals, c, C, prev_S, prev_ssum
             )[1]
             if gap_prev < best:
+                best = gap_prev
                 alpha = prev_alpha
                 S = prev_S
                 ssum = prev_ssum
+        if near:
+            if scale_prev <= 0.0:
+                best = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+            gap_near = _core.optimality(
+                fold.var_i, fold.var_j, near_alpha, cols, vals, c, C, near_S, near_ssum
+            )[1]
+            if gap_near < best:
+                alpha, S, ssum = near_alpha, near_S, near_ssum
 
     rng = _core.rng_state(seeds[p])
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
