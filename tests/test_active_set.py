@@ -225,6 +225,34 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
     assert sum(used) >= len(used) // 2 > 0, f"the update was used {sum(used)} of {len(used)} times"
 
 
+@pytest.mark.parametrize("steps", [0, 1, 3])
+def test_the_finish_from_the_previous_sets_falls_back_to_the_same_optimum(steps):
+    """``LooSettings.finish_previous_max_iter`` only bounds how long the full fit tries
+    the previous C's sets before it starts afresh from the cd guess: with none, one or
+    three such steps the optimum along the path is the fresh one."""
+    X, y = clustered(7, 40, 4)
+    K = rbf_kernel(X, gamma=5.0)
+    coding = get_formulation("isvm").encode(y, 4)
+    var_i, var_j = variable_list(coding)
+    settings = replace(DEFAULT_SETTINGS, finish_previous_max_iter=steps)
+    previous = None
+    for C in (0.6, 1.1, 2.6, 6.1, 15.1):
+        state = SolverState.start(K, coding)
+        run_solver(state, var_i, var_j, C, tol=0.1)
+        path = exact_full_fit(
+            K, coding, var_i, var_j, state.alpha, C, settings=settings, previous=previous
+        )
+        fresh = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
+        np.testing.assert_allclose(path.alpha, fresh.alpha, atol=1e-8 * C)
+        assert set(path.free_vars) == set(fresh.free_vars)
+        previous = path
+
+
+def test_a_negative_previous_sets_limit_is_refused():
+    with pytest.raises(ValueError, match="finish_previous_max_iter must be at least 0"):
+        replace(DEFAULT_SETTINGS, finish_previous_max_iter=-1)
+
+
 def test_folds_along_the_c_path_stay_on_the_update_path():
     """Yeast (L = 10, N = 50), ISVM at large C along the C path: the full fits come
     from updated inverses, and must be as exact as fresh ones, or the folds built on

@@ -221,7 +221,6 @@ def exact_full_fit(
     retry_max_epochs: int = 1000,
     seed: int = 0,
     previous: FullOptimum | None = None,
-    previous_max_iter: int = 4,
 ) -> FullOptimum | None:
     """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
 
@@ -230,7 +229,7 @@ def exact_full_fit(
     the box to their bound and frees the bound variables whose gradient points
     inward; the sets settling means the KKT conditions hold. The first sets are
     those of ``previous`` where given (the optimum at the previous C of a path,
-    usually a few changes away; at most ``previous_max_iter`` steps), then those
+    usually a few changes away; at most ``settings.finish_previous_max_iter`` steps), then those
     guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
     an M-matrix), so after ``max_iter`` steps the start is improved by cd at each of
     ``retry_tols`` in turn (at most ``retry_max_epochs`` epochs each) and the steps
@@ -258,7 +257,7 @@ def exact_full_fit(
             )
             alpha, extra = state.alpha, extra + epochs
         if attempt == 0:
-            start, steps = previous.status, previous_max_iter
+            start, steps = previous.status, settings.finish_previous_max_iter
         else:
             start, steps = None, max_iter
         settled = _settle(prob, coding, alpha, C, steps, max_free, settings, start, previous)

@@ -104,6 +104,12 @@ class LooSettings:
     #: docs/benchmarks.md), on vehicle Ns 500 up to 75% at large C (round 16)
     prev_try_min_share: float = 0.1
     prev_try_sample: int = 8
+    #: along a C path the full fit's active-set finish starts from the previous C's sets,
+    #: solving each step through the previous inverse, for at most this many steps
+    #: before it starts afresh from the rough cd solution (a new factorisation a step):
+    #: 4 gave up too early on dense kernels (Yeast Ns 500 ISVM, gamma 5: full fits
+    #: 23 -> 18 s at 10, the same at 20; round 18 in docs/benchmarks.md)
+    finish_previous_max_iter: int = 10
     #: the full fit's active-set finish gives up above this many free variables (its
     #: factorisation grows as their cube; the folds then run cd) ...
     finish_max_free: int = 3000
@@ -137,6 +143,11 @@ class LooSettings:
             raise ValueError(
                 f"LooSettings.outside_max_entries must be at least 0 (entries of the "
                 f"outside products), got {self.outside_max_entries!r}"
+            )
+        if self.finish_previous_max_iter < 0:
+            raise ValueError(
+                f"LooSettings.finish_previous_max_iter must be at least 0 (active-set steps "
+                f"from the previous C's sets), got {self.finish_previous_max_iter!r}"
             )
         if self.prev_try_sample < 1:
             raise ValueError(
