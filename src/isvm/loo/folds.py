@@ -5,7 +5,7 @@ Fold p starts from the full optimum: an active-set update of its inverse
 optimum (active-set mode). Otherwise the fold's own solution at the previous C is
 kept where it proves the prediction at once (saturated: none of its multipliers at
 C; tried by every fold while that keeps proving some, else by a sample), else
-coordinate descent runs from the start with the smallest duality gap of three: the
+coordinate descent runs from the start with the smallest duality gap of up to four: the
 full solution with p's multipliers removed, the fold's solution at the previous C
 moved as the full solution moved from there (exact scores: the same moves, less p's
 and the box's), that solution scaled by C / C_prev, and, where the update ended on a
@@ -147,6 +147,13 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
 
 
 @njit(cache=True)
+def _gap(fold, prob, C, alpha, S, ssum):
+    """The duality gap of a fold start (``fold``'s variables; codings from ``prob``)."""
+    _, _, _, cols, vals, c = prob
+    return _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+
+
+@njit(cache=True)
 def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     """Fold ``p`` of :func:`fit_folds`.
 
@@ -159,7 +166,6 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
     only near-ties stay uncertified; those keep the prediction of the tightest solve.
     """
-    _, _, _, cols, vals, c = prob
     alpha_full, S_full, ssum_full = full
     C, scale_prev, seeds, status_prev = step.C, step.scale_prev, step.seeds, step.status_prev
     A = cert.A
@@ -211,35 +217,24 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         # full solution moved from C_prev to C (off only where p's absence bends the
         # path, i.e. near p), and scaled by C / C_prev.
         _without_point(p, prob, full, Dual(alpha, S, ssum))
+        if scale_prev > 0.0 or near:
+            best = _gap(fold, prob, C, alpha, S, ssum)
         if scale_prev > 0.0:
-            best = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
             if step.alpha_prev.shape[0] > 0:
                 sh_alpha, sh_S, sh_ssum = _shifted_start(p, prob, C, full, step, store)
-                gap = _core.optimality(
-                    fold.var_i, fold.var_j, sh_alpha, cols, vals, c, C, sh_S, sh_ssum
-                )[1]
+                gap = _gap(fold, prob, C, sh_alpha, sh_S, sh_ssum)
                 if gap < best:
                     best = gap
                     alpha, S, ssum = sh_alpha, sh_S, sh_ssum
             prev_alpha = store.alpha[p] * scale_prev
             prev_S = store.S[p] * scale_prev
             prev_ssum = store.ssum[p] * scale_prev
-            gap_prev = _core.optimality(
-                fold.var_i, fold.var_j, prev_alpha, cols, vals, c, C, prev_S, prev_ssum
-            )[1]
+            gap_prev = _gap(fold, prob, C, prev_alpha, prev_S, prev_ssum)
             if gap_prev < best:
                 best = gap_prev
-                alpha = prev_alpha
-                S = prev_S
-                ssum = prev_ssum
-        if near:
-            if scale_prev <= 0.0:
-                best = _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
-            gap_near = _core.optimality(
-                fold.var_i, fold.var_j, near_alpha, cols, vals, c, C, near_S, near_ssum
-            )[1]
-            if gap_near < best:
-                alpha, S, ssum = near_alpha, near_S, near_ssum
+                alpha, S, ssum = prev_alpha, prev_S, prev_ssum
+        if near and _gap(fold, prob, C, near_alpha, near_S, near_ssum) < best:
+            alpha, S, ssum = near_alpha, near_S, near_ssum
 
     rng = _core.rng_state(seeds[p])
     fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
