@@ -49,9 +49,11 @@ _SOLVER_PARAMETERS = """\
     tol : float, default=1e-3
         Stopping tolerance on the KKT violation, > 0.
     max_iter : int or None, default=None
-        Iteration cap (cd: epochs; smo/sgd/mu: steps); None for the solver's default.
+        Iteration cap (cd: epochs, per class for 1-vs-all; smo/sgd/mu: steps); None for
+        the solver's default.
     random_state : int, RandomState instance or None, default=None
-        Seed of the solver's visiting order."""
+        Seed of the solver's visiting order (unused by 1-vs-all's cd, whose greedy
+        steps are deterministic)."""
 
 _KERNEL_PARAMETERS = """\
     degree : int, default=3
@@ -69,7 +71,8 @@ _ATTRIBUTES = """\
     dual_coef_ : ndarray of shape (n_samples, n_classes)
         Class-score coefficients: the raw scores are ``K(X, X_train) @ dual_coef_``.
     n_iter_ : int
-        Iterations of the solver (cd: epochs).
+        Iterations of the solver (cd: epochs; for 1-vs-all the largest class's steps
+        over its variables, rounded up).
     converged_ : bool
         Whether the solver reached ``tol`` before ``max_iter`` (else a ConvergenceWarning).
     kkt_violation_ : float

@@ -246,6 +246,21 @@ def get_formulation(name: str) -> Formulation:
         raise ValueError(f"unknown method {name!r}; choose one of {sorted(FORMULATIONS)}") from None
 
 
+def separable_by_column(coding: Coding) -> bool:
+    """Whether Q is block diagonal by coding column: L separate binary problems (1-vs-all).
+
+    True when there is no mean term (``mean_coef == 0``) and each variable's coding
+    vector has a single non-zero, in its own class's column; False for every coupled
+    formulation (ISVM's mean term, WW's shared column y_i).
+    """
+    cols, mask = coding.cols, coding.var_mask
+    n, n_classes = mask.shape
+    if coding.mean_coef != 0.0 or coding.block_sigma != 0.0 or n_classes < 2:
+        return False
+    own = np.broadcast_to(np.arange(n_classes)[None, :], (n, n_classes))
+    return not (np.any(cols[..., 1][mask] >= 0) or np.any(cols[..., 0][mask] != own[mask]))
+
+
 def coefficient_matrix(alpha: NDArray[np.float64], coding: Coding) -> NDArray[np.float64]:
     """B (N x D) with ``S = (K @ B).T``: B[i, d] = sum_j alpha_ij u_ij[d]."""
     n, n_classes = alpha.shape

@@ -466,7 +466,15 @@ def _full_fit(
     else:
         pre_tol = full_tol if active else cd_tol
     epochs, converged, _ = run_solver(
-        state, job.var_i, job.var_j, C, solver="cd", tol=pre_tol, max_iter=job.cap, seed=seed
+        state,
+        job.var_i,
+        job.var_j,
+        C,
+        solver="cd",
+        tol=pre_tol,
+        max_iter=job.cap,
+        seed=seed,
+        greedy=False,
     )
     if active and first:
         if probe.cheap(state.dual):
@@ -526,6 +534,7 @@ def _full_fit(
             tol=cd_tol,
             max_iter=max(job.cap - epochs, 1),
             seed=seed,
+            greedy=False,
         )
         epochs += more
     return optimum, epochs, converged

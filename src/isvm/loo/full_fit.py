@@ -253,7 +253,7 @@ def exact_full_fit(
         if tol is not None:
             state = SolverState.start(K, coding, alpha)
             epochs, _, _ = run_solver(
-                state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed
+                state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed, greedy=False
             )
             alpha, extra = state.alpha, extra + epochs
         if attempt == 0:

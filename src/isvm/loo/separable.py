@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
 from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
-from isvm.methods import Coding, get_formulation
+from isvm.methods import Coding, get_formulation, separable_by_column
 from isvm.seeding import derive_seed
 from isvm.solvers import variable_list
 
@@ -41,19 +41,14 @@ class ClassPart:
 def separable_parts(coding: Coding) -> tuple[ClassPart, ...] | None:
     """One :class:`ClassPart` per coding column where Q is block diagonal by column.
 
-    That holds when there is no mean term (``mean_coef == 0``) and each variable's
-    coding vector has a single non-zero, in its own class's column: 1-vs-all. None
-    for every coupled formulation (ISVM's mean term, WW's shared column y_i). The
-    parts' global variable ids are positions in ``variable_list(coding)``, the order
-    every problem of the coding uses.
+    That holds for 1-vs-all (:func:`~isvm.methods.separable_by_column`); None for
+    every coupled formulation. The parts' global variable ids are positions in
+    ``variable_list(coding)``, the order every problem of the coding uses.
     """
-    cols, vals, mask = coding.cols, coding.vals, coding.var_mask
+    if not separable_by_column(coding):
+        return None
+    vals, mask = coding.vals, coding.var_mask
     n, n_classes = mask.shape
-    if coding.mean_coef != 0.0 or coding.block_sigma != 0.0 or n_classes < 2:
-        return None
-    own = np.broadcast_to(np.arange(n_classes)[None, :], (n, n_classes))
-    if np.any(cols[..., 1][mask] >= 0) or np.any(cols[..., 0][mask] != own[mask]):
-        return None
     var_i, var_j = variable_list(coding)
     var_id = np.full(mask.shape, -1, dtype=np.int64)
     var_id[var_i, var_j] = np.arange(var_i.shape[0])

@@ -1,6 +1,8 @@
 """Solvers for the box-constrained multiclass dual of :mod:`isvm.methods`.
 
-- ``cd``: permuted coordinate descent with shrinking; the fast default.
+- ``cd``: coordinate descent with shrinking; the fast default (exact steps on a point's
+  coupled multipliers together, or greedy steps class by class where the classes are
+  separate problems, as in 1-vs-all).
 - ``smo``: the paper's Algorithm 1 (stochastic single-coordinate SMO).
 - ``sgd``: the paper's Algorithm 2 (the same walk with an endogenous step eta).
 - ``mu``: the multiplicative (exponentiated-gradient) update of Cristianini, Campbell
@@ -21,8 +23,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from isvm.methods import Coding, Formulation, coefficient_matrix, get_formulation
+from isvm.methods import (
+    Coding,
+    Formulation,
+    coefficient_matrix,
+    get_formulation,
+    separable_by_column,
+)
 from isvm.solvers import _core
+from isvm.solvers.greedy import greedy_columns
 
 SOLVERS = ("cd", "smo", "sgd", "mu")
 
@@ -38,7 +47,8 @@ class SolverResult:
     """What a solve returns.
 
     ``alpha`` is (N, L) with zeros where a formulation has no variable;
-    ``iterations`` counts epochs for cd, single steps for smo/sgd and tried
+    ``iterations`` counts epochs for cd (for greedy cd: steps over the number of
+    variables, rounded up), single steps for smo/sgd and tried
     multiplicative steps (accepted or not) for mu;
     ``kkt_violation`` is the final maximum |projected gradient| over all variables
     (whatever the stopping rule); ``duality_gap`` bounds ``||w - w*||^2 / 2``.
@@ -122,6 +132,7 @@ def run_solver(
     seed: int = 0,
     shrinking: bool = True,
     block: bool = True,
+    greedy: bool = True,
     eta: float = 1.0,
     criterion: str = "max",
     kkt_T: float | None = None,
@@ -131,8 +142,14 @@ def run_solver(
 
     For cd, ``block=True`` (the default) updates all multipliers of one point
     together, exactly (:func:`_core.block_epochs`), wherever they are coupled
-    (``block_sigma != 0``: ISVM, Weston-Watkins); uncoupled ones (1-vs-all) and
-    ``block=False`` use single coordinates with shrinking (:func:`_core.cd_epochs`).
+    (``block_sigma != 0``: ISVM, Weston-Watkins); with ``greedy=True`` (the default)
+    a dual that is one binary problem per class (1-vs-all) is solved class by class
+    with greedy steps (:func:`isvm.solvers.greedy.greedy_columns`, deterministic:
+    ``seed`` is unused); the others, ``block=False`` and ``greedy=False`` use single
+    coordinates in a permuted order with shrinking (:func:`_core.cd_epochs`). The
+    LOO engine's full fits pass ``greedy=False``: its folds start from the full
+    solution, and cyclic cd's (more accurate than tol asks, where greedy stops just
+    under it) leaves fewer folds to work on (docs/benchmarks.md, round 19).
 
     ``criterion`` applies to smo/sgd: ``"mean"`` is the paper's rule (mean KKT
     distance with resolution ``kkt_T`` below ``tol``; ``kkt_T`` defaults to ``tol``,
@@ -145,6 +162,8 @@ def run_solver(
     dual = _core.Dual(state.alpha, state.S, state.ssum)
     if solver == "cd":
         cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
+        if block and greedy and separable_by_column(coding):
+            return greedy_columns(prob, float(C), dual, tol, cap, shrinking)
         if block and coding.block_sigma != 0.0:
             blocks = _core.Blocks(
                 np.unique(var_i), coding.var_mask, coding.block_w, float(coding.block_sigma)
