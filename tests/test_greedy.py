@@ -15,7 +15,6 @@ from problems import dual_qp, random_points
 from isvm.kernels import rbf_kernel
 from isvm.methods import coefficient_matrix, dual_matrix, get_formulation, separable_by_column
 from isvm.solvers import SolverState, run_solver, solve, variable_list
-from isvm.solvers.greedy import SHRINK_INTERVAL
 
 TOL = 1e-7
 
@@ -64,7 +63,7 @@ def test_greedy_reaches_the_qp_optimum_with_exact_scores(seed, shrinking):
     var_i, var_j = variable_list(coding)
     epochs, converged, viol = run_solver(state, var_i, var_j, C, tol=TOL, shrinking=shrinking)
     assert converged and viol <= TOL
-    assert epochs * len(var_i) > SHRINK_INTERVAL or epochs > 1
+    assert epochs > 1  # some class took more steps than its variables: a shrinking pass
     np.testing.assert_allclose(state.alpha, qp_alpha(K, y, n_classes, C), atol=1e-4 * C)
     np.testing.assert_allclose(state.S, exact_scores(state), atol=1e-9)
 

@@ -47,8 +47,8 @@ class SolverResult:
     """What a solve returns.
 
     ``alpha`` is (N, L) with zeros where a formulation has no variable;
-    ``iterations`` counts epochs for cd (for greedy cd: steps over the number of
-    variables, rounded up), single steps for smo/sgd and tried
+    ``iterations`` counts epochs for cd (for greedy cd: the largest class's steps over
+    its number of variables, rounded up), single steps for smo/sgd and tried
     multiplicative steps (accepted or not) for mu;
     ``kkt_violation`` is the final maximum |projected gradient| over all variables
     (whatever the stopping rule); ``duality_gap`` bounds ``||w - w*||^2 / 2``.
