@@ -396,6 +396,7 @@ def test_shifted_fold_start_is_in_the_box_with_exact_scores(method):
         np.stack([t for _, t in fold_scores]),
         np.zeros((n, var_i.shape[0]), dtype=np.int8),
         np.zeros(n, dtype=np.bool_),
+        np.zeros((n, 3)),
     )
     step = PathStep(
         C, C / C_prev, np.zeros(n, dtype=np.uint64), np.zeros(0, np.int8), *prev, np.ones(n, bool)

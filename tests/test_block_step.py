@@ -122,3 +122,27 @@ def test_nearby_try_waits_for_a_tries_worth_of_work():
     assert (work, moved, viol) == (enough * 5, False, np.inf)  # nothing moved since
     work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target, enough, True)
     assert work == 0.0 and not moved and np.isfinite(viol)  # tried
+
+
+@pytest.mark.parametrize("case", ["fold", "ties", "shuffled runs"])
+def test_nearby_order_is_the_stable_sort_of_the_variables(case):
+    """A neighbours-first epoch of single coordinates visits the variables by their
+    point's kernel value, largest first, ties in list order. ``nearby_order`` sorts one
+    key per run of a point's variables instead; the order must be the same, to the
+    index, wherever keys tie (duplicates, kernel values that underflow to 0) and where a
+    point's variables are not one run."""
+    rng = np.random.default_rng(7)
+    n, n_classes = 40, 5
+    var_i = np.repeat(np.arange(n), n_classes)
+    if case == "fold":  # a fold's list: one point's variables left out, some points short
+        var_i = var_i[(var_i != 11) & ((np.arange(var_i.size) % 7) != 3)]
+    elif case == "shuffled runs":  # one point in several runs, points out of order
+        runs = np.split(var_i, np.arange(3, var_i.size, 3))
+        var_i = np.concatenate([runs[k] for k in rng.permutation(len(runs))])
+    row = rng.random(n)
+    if case != "fold":
+        row[rng.choice(n, 15, replace=False)] = 0.0  # underflowed kernel values tie
+        row[3] = row[17] = row[29] = 0.5  # duplicate points tie
+    index = np.empty(var_i.size, dtype=np.int64)
+    _core.nearby_order(row, var_i, index)
+    np.testing.assert_array_equal(index, np.argsort(-row[var_i], kind="stable"))

@@ -431,3 +431,91 @@ def test_prev_try_rule_changes_no_prediction(monkeypatch):
 def test_prev_try_sample_below_one_is_refused():
     with pytest.raises(ValueError, match="prev_try_sample must be at least 1"):
         dataclasses.replace(DEFAULT_SETTINGS, prev_try_sample=0)
+
+
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+@pytest.mark.parametrize("C", [0.3, 5.0])
+@pytest.mark.parametrize("duplicates", [True, False])
+def test_standing_bound_holds_for_every_larger_C(method, C, duplicates):
+    """``standing_bound`` (bound, rate) made at C bounds ``D*(C') - D(alpha)`` by
+    ``bound + (C' - C) rate`` for every C' >= C (D* from an interior-point QP at C'),
+    is never below ``suboptimality``'s bound at C, and where the solution has no
+    multiplier near C its models stand: below the duality gap up to 5 C. (With
+    duplicate points of mixed labels some multipliers are at C at every C.)"""
+    from isvm.solvers import run_solver
+    from isvm.solvers._core import standing_bound
+
+    if duplicates:
+        X, y = _with_duplicates(5, n=24)
+    else:
+        X, y = clustered(5, 24, 3)
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+    K = rbf_kernel(X, gamma=5.0)
+    coding = get_formulation(method).encode(y, 3)
+    var_i, var_j = variable_list(coding)
+    geo = kernel_geometry(K, *duplicate_groups(X, y))
+    target = Target(
+        4, np.eye(3), 1.0, geo.floor, geo.group, geo.group_mixed, coding.block_w,
+        float(coding.block_sigma),
+    )  # fmt: skip
+    prob = problem_of(K, coding, var_i, var_j)
+    mask = coding.var_mask.ravel()
+    Q = dual_matrix(K, coding)[np.ix_(mask, mask)]
+    state = SolverState.start(K, coding)
+    run_solver(state, var_i, var_j, C, tol=1e-10, max_iter=100000, seed=1)
+    gen = np.random.default_rng(8)
+    stood = False
+    for spread in (0.0, 1e-4, 1e-2, 1.0):
+        alpha = np.clip(state.alpha + spread * C * gen.standard_normal(state.alpha.shape), 0, C)
+        alpha[~coding.var_mask] = 0
+        s = SolverState.start(K, coding, alpha)
+        a = alpha[var_i, var_j]
+        d = a.sum() - 0.5 * a @ Q @ a
+        bound, rate = standing_bound(prob, alpha, C, s.S, s.ssum, target)
+        full, _ = suboptimality(prob, alpha, C, s.S, s.ssum, target, 0.0, np.inf)
+        assert bound >= full - 1e-12 and rate >= 0.0
+        for larger in (C, 1.01 * C, 1.5 * C, 4 * C, 20 * C):
+            d_star = _dual_optimum(K, coding, larger)
+            assert bound + (larger - C) * rate >= d_star - d - 1e-8 * max(1.0, abs(d_star))
+        plain = target._replace(floor=np.zeros(0))
+        gap, _ = suboptimality(prob, alpha, C, s.S, s.ssum, plain, 0.0, np.inf)
+        stood |= bound + 4 * C * rate < gap  # still below the gap at 5 C
+    if C == 5.0 and not duplicates:  # no multiplier reaches C there
+        assert state.alpha.max() < C and stood
+
+
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_standing_proofs_change_nothing_but_the_work(method, monkeypatch):
+    """A fold whose stored solution is still proved by its standing proof skips the try
+    on that solution (``folds._still_proved``); the try would have proved it, so every
+    grid point's outputs (predictions, epochs, certificates, the try's outcomes) and
+    the fold store are those of the same folds run with every standing proof dropped.
+    On a z-scored letter subsample past the C where the folds' solutions saturate,
+    where many folds take that path."""
+    from isvm.loo import driver
+    from isvm.loo.bundles import FoldOutput, FoldStore
+
+    data = load_dataset("letter", source="bundled", scaling="zscore")
+    idx = rng(17, "test-certificate", "standing").choice(data.y.shape[0], 60, replace=False)
+    real = driver.fit_folds
+    skipped = []
+
+    def twice(prob, blocks, cert, step, full, fac, store, cfg, out):
+        n = prob.K.shape[0]
+        dropped = FoldStore(*[a.copy() for a in store])
+        dropped.proof[:] = 0.0
+        plain = FoldOutput.empty(n)
+        real(prob, blocks, cert, step, full, fac, dropped, cfg, plain)
+        made = store.proof[:, 0].copy()
+        real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        for field in FoldOutput._fields:
+            np.testing.assert_array_equal(getattr(out, field), getattr(plain, field))
+        for field in ("alpha", "S", "ssum", "status", "status_ok"):
+            np.testing.assert_array_equal(getattr(store, field), getattr(dropped, field))
+        skipped.append(int(((made > 0) & (store.proof[:, 0] == made) & (out.prev_try == 1)).sum()))
+
+    monkeypatch.setattr(driver, "fit_folds", twice)
+    # ISVM's multipliers grow to about L (26 on letter) before they saturate
+    Cs = [40.1, 40.6, 41.1, 41.6, 45.1] if method == "isvm" else [5.1, 5.6, 6.1, 10.1, 40.1]
+    loo_grid(data.X[idx], data.y[idx], method, [5.0], Cs)
+    assert sum(skipped) > 60  # many folds of the later grid points took the path

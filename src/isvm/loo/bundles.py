@@ -69,6 +69,10 @@ class FoldStore(NamedTuple):
     ssum: np.ndarray  # (N, N)
     status: np.ndarray  # (N, V) int8, the active-set statuses
     status_ok: np.ndarray  # (N,) bool, whether ``status`` is an exact fold optimum's
+    #: (N, 3): the standing proof of each fold's stored solution, (C it was made at, 0:
+    #: none yet, -1: its bound did not prove it, nor will at a larger C; the bound
+    #: there; its growth per unit of C), from :func:`isvm.solvers._core.standing_bound`
+    proof: np.ndarray
 
 
 class PathStep(NamedTuple):

@@ -373,6 +373,7 @@ def _start_path(job: _Job, K: NDArray[np.float64], group, group_mixed) -> _Path:
             np.zeros((n, n)),
             np.zeros((n, job.var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
             np.zeros(n, dtype=np.bool_),
+            np.zeros((n, 3)),  # no standing proofs yet
         ),
     )
 

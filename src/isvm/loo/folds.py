@@ -153,6 +153,37 @@ def _gap(fold, prob, C, alpha, S, ssum):
     return _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
 
 
+#: a standing proof must hold with this relative room in its bound, so that rounding in
+#: the sums can never make it prove what :func:`isvm.solvers._core.prove` would not
+STANDING_MARGIN = 1e-9
+
+
+@njit(cache=True)
+def _still_proved(p, A, store, C, scale):
+    """Whether fold p's stored solution is still proved at C by its standing proof
+    (:func:`isvm.solvers._core.standing_bound`, made at a smaller C on the same
+    solution), without a pass over its variables: where it is, :func:`_core.prove` at
+    C would prove it too (its bound is at most the standing one), so the fold keeps
+    its solution and prediction, as that try would."""
+    made, bound, rate = store.proof[p, 0], store.proof[p, 1], store.proof[p, 2]
+    if made <= 0.0 or C < made:
+        return False
+    grown = (bound + (C - made) * rate) * (1.0 + STANDING_MARGIN)
+    return _core.certify(p, A, store.S[p], grown, scale)[1]
+
+
+@njit(cache=True)
+def _keep_proved(p, A, store, out, epochs):
+    """Fold p's outcome where its standing proof holds (:func:`_still_proved`): what
+    the try on its stored solution would give, without the try's pass over the
+    variables; the stored solution, its scores and its proof stay as they are."""
+    out.prev_try[p] = 1
+    out.pred[p] = _core.certify(p, A, store.S[p], 0.0, 0.0)[0]
+    out.epochs[p] = epochs
+    out.certified[p] = True
+    out.settled[p] = True
+
+
 @njit(cache=True)
 def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     """Fold ``p`` of :func:`fit_folds`.
@@ -170,8 +201,13 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     C, scale_prev, seeds, status_prev = step.C, step.scale_prev, step.seeds, step.status_prev
     A = cert.A
     tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
-    fold, fp = _fold_problem(p, prob)
     target = _target(p, cert, blocks)
+    tries = scale_prev > 0.0 and step.try_prev[p]
+    if fac.status.shape[0] == 0 and tries and _still_proved(p, A, store, C, target.scale):
+        store.status_ok[p] = False  # as below: no exact optimum without the full one's
+        _keep_proved(p, A, store, out, 0)
+        return
+    fold, fp = _fold_problem(p, prob)
     alpha = np.empty_like(alpha_full)
     S = np.empty_like(S_full)
     ssum = np.empty_like(ssum_full)
@@ -201,7 +237,10 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         near_ssum = np.empty(0)
     settled_prev = False
     out.prev_try[p] = -1
-    if not exact and scale_prev > 0.0 and step.try_prev[p]:
+    if not exact and tries:
+        if _still_proved(p, A, store, C, target.scale):
+            _keep_proved(p, A, store, out, e)
+            return
         # the fold's own solution at C_prev, as it was: still feasible, and its
         # optimum once none of its multipliers reaches C_prev (large C). Kept when it
         # proves the prediction at once.
@@ -210,6 +249,18 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         ssum[:] = store.ssum[p]
         settled_prev = _core.prove(fold, alpha, C, S, ssum, target)[0]
         out.prev_try[p] = 1 if settled_prev else 0
+    if not settled_prev:
+        store.proof[p, 0] = 0.0  # the stored solution changes below: no proof yet
+    elif store.proof[p, 0] >= 0.0:
+        # a standing proof for the kept solution, made here at C; -1 where its bound
+        # does not prove it: for the same multipliers the bound only grows with C, so
+        # it is not computed again until the fold's solution changes
+        bound, rate = _core.standing_bound(fold, alpha, C, S, ssum, target)
+        store.proof[p, 0] = -1.0
+        if _core.certify(p, A, S, bound * (1.0 + STANDING_MARGIN), target.scale)[1]:
+            store.proof[p, 0] = C
+            store.proof[p, 1] = bound
+            store.proof[p, 2] = rate
     if not exact and not settled_prev:
         # the full solution without p: with cd alone the full fit is solved tightly,
         # so only what p disturbed is off. Along a path, two more starts, the one with

@@ -344,6 +344,34 @@ def _block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp):
     return lin - 0.5 * lam * (sq + sigma * wd * wd)
 
 
+@njit(cache=True, _nrt=False)
+def _point_terms(prob, alpha, C, S, ssum, block_w, v, g, a0, w):
+    """The variables of one point, listed from ``v`` on: writes their gradients, values
+    and block weights into ``g``, ``a0``, ``w``; returns (how many, their duality-gap
+    terms summed, their positive gradients summed, their largest KKT violation)."""
+    _, var_i, var_j, cols, vals, c = prob
+    i = var_i[v]
+    m = 0
+    point_gap = 0.0
+    positive = 0.0
+    viol = 0.0
+    while v + m < var_i.shape[0] and var_i[v + m] == i:
+        j = var_j[v + m]
+        a = alpha[i, j]
+        gv = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+        point_gap += _gap_term(gv, a, C)
+        if gv > 0.0:
+            positive += gv
+        pv = projected_gradient(a, gv, C)
+        if pv > viol:
+            viol = pv
+        g[m] = gv
+        a0[m] = a
+        w[m] = block_w[i, j]
+        m += 1
+    return m, point_gap, positive, viol
+
+
 @njit(cache=True)
 def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     """(bound on ``D* - D(alpha)``, max KKT violation) over ``prob``'s variables.
@@ -400,33 +428,24 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     while v < n_var:
         i = var_i[v]
         first = v
-        m = 0
-        point_gap = 0.0
-        while v < n_var and var_i[v] == i:
-            j = var_j[v]
-            a = alpha[i, j]
-            gv = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
-            point_gap += _gap_term(gv, a, C)
-            pv = projected_gradient(a, gv, C)
-            if pv > viol:
-                viol = pv
-            g[m] = gv
-            a0[m] = a
-            w[m] = block_w[i, j]
-            if grouped and group[i] >= 0 and not mixed[group[i]]:
-                if member[group[i]] < 0:
-                    member[group[i]] = i
-                row = acc[group[i], j]
+        m, point_gap, _, point_viol = _point_terms(prob, alpha, C, S, ssum, block_w, v, g, a0, w)
+        v += m
+        if point_viol > viol:
+            viol = point_viol
+        if grouped and group[i] >= 0 and not mixed[group[i]]:
+            if member[group[i]] < 0:
+                member[group[i]] = i
+            for q in range(m):
+                gv = g[q]
+                row = acc[group[i], var_j[first + q]]
                 if row[0] == 0.0:
                     row[3] = gv
                     row[4] = gv
                 row[0] += 1.0
                 row[1] += gv
-                row[2] += a
+                row[2] += a0[q]
                 row[3] = min(row[3], gv)
                 row[4] = max(row[4], gv)
-            m += 1
-            v += 1
         total_gap += point_gap
         if not use_model:
             continue
@@ -495,6 +514,70 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             bound -= cand_gap[k] - min(cand_gap[k], model)
             remaining -= cand_gap[k]
     return min(total_gap, bound), viol
+
+
+@njit(cache=True)
+def standing_bound(prob, alpha, C, S, ssum, target):
+    """(bound, rate) with ``D*(C') - D(alpha) <= bound + (C' - C) rate`` for every ``C' >= C``.
+
+    What keeps a fold's proof standing along a C path without another pass over its
+    variables: alpha (feasible at C) stays feasible at every larger C, and its
+    gradients and the held-out point's scores do not depend on C. Each point counts
+    as in :func:`suboptimality`, by the smaller at C of its duality-gap terms, which
+    grow with C at the rate of its positive gradients, and its model, whose maximum
+    over the box is concave in C and so grows at most at the rate of the multipliers
+    of its maximiser's upper bounds (0 where the maximiser stays below C: the model
+    then stands for every larger C). Models are spent where the gap terms exceed what
+    :func:`prove` spends them on; points in a group of identical ones, and every point
+    when the variables are not listed point by point, count by their gap terms. So the
+    bound at C is never below ``suboptimality``'s.
+    """
+    K, var_i, var_j, cols, vals, c = prob
+    floor, group = target.floor, target.group
+    model_sigma = min(target.block_sigma, 0.0)
+    n_var = var_i.shape[0]
+    g, a0, w, d, sw, bp = block_scratch(alpha.shape[1])
+    _, best, second = top_two(target.point, target.A, S)
+    need = np.inf if target.scale <= 0.0 else 0.5 * ((best - second) / target.scale) ** 2
+    tau = need / (4.0 * K.shape[0])
+    seen = np.zeros(K.shape[0], dtype=np.bool_)
+    ordered = True
+    bound = 0.0
+    rate = 0.0
+    total = 0.0
+    total_rate = 0.0
+    v = 0
+    while v < n_var:
+        i = var_i[v]
+        m, point_gap, positive, _ = _point_terms(
+            prob, alpha, C, S, ssum, target.block_w, v, g, a0, w
+        )
+        v += m
+        total += point_gap
+        total_rate += positive
+        if seen[i]:
+            ordered = False
+        seen[i] = True
+        alone = group.shape[0] == 0 or group[i] < 0
+        if point_gap > tau and floor.shape[0] > 0 and floor[i] > 0.0 and alone:
+            lam = floor[i]
+            model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+            if model < point_gap:
+                wd = 0.0
+                for q in range(m):
+                    wd += w[q] * d[q]
+                for q in range(m):
+                    if d[q] >= C - a0[q]:  # at its upper bound: the model's sensitivity
+                        pull = g[q] - lam * (d[q] + model_sigma * w[q] * wd)
+                        if pull > 0.0:
+                            rate += pull
+                bound += model
+                continue
+        bound += point_gap
+        rate += positive
+    if not ordered:
+        return total, total_rate
+    return bound, rate
 
 
 @njit(cache=True)
@@ -583,6 +666,31 @@ def _nearby_try(prob, dual, C, target, work, moved):
 
 
 @njit(cache=True)
+def nearby_order(row, var_i, index):
+    """Write into ``index`` the variables ordered by ``row[var_i]``, largest first, ties
+    in list order: the stable sort of the variables by that key, found by sorting the
+    runs of consecutive variables of one point instead (one key each; the variables of
+    a run keep their order), which gives the same order for L times fewer keys
+    (letter Ns 500 1-vs-all: 0.49 ms a fold for the variables, 0.03 for the points)."""
+    n_var = var_i.shape[0]
+    starts = np.empty(n_var + 1, dtype=np.int64)
+    n_runs = 0
+    for v in range(n_var):
+        if v == 0 or var_i[v] != var_i[v - 1]:
+            starts[n_runs] = v
+            n_runs += 1
+    starts[n_runs] = n_var
+    keys = np.empty(n_runs)
+    for r in range(n_runs):
+        keys[r] = -row[var_i[starts[r]]]
+    k = 0
+    for r in np.argsort(keys, kind="mergesort"):
+        for v in range(starts[r], starts[r + 1]):
+            index[k] = v
+            k += 1
+
+
+@njit(cache=True)
 def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
@@ -623,7 +731,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
                 return epoch, viol <= tol, viol, True
         nearby = cert_point >= 0 and epoch == 0  # no variable is shrunk yet
         if nearby:
-            index[:] = np.argsort(-K[cert_point][var_i], kind="mergesort")
+            nearby_order(K[cert_point], var_i, index)
         else:
             shuffle_prefix(index, active, rng)
         pg_max = -np.inf
