@@ -159,29 +159,17 @@ STANDING_MARGIN = 1e-9
 
 
 @njit(cache=True)
-def _still_proved(p, A, store, C, scale):
-    """Whether fold p's stored solution is still proved at C by its standing proof
-    (:func:`isvm.solvers._core.standing_bound`, made at a smaller C on the same
-    solution), without a pass over its variables: where it is, :func:`_core.prove` at
-    C would prove it too (its bound is at most the standing one), so the fold keeps
-    its solution and prediction, as that try would."""
-    made, bound, rate = store.proof[p, 0], store.proof[p, 1], store.proof[p, 2]
+def _still_proved(p, A, proof, S, C, scale):
+    """Whether fold p's standing proof ``proof`` (made at a C no larger than this one by
+    :func:`isvm.solvers._core.standing_bound`, on the solution whose scores are S) still
+    proves its prediction at C, without a pass over the variables: where it does,
+    :func:`_core.prove` at C would prove it too (its bound is at most the standing
+    one), so the fold keeps its solution and prediction, as that try would."""
+    made, bound, rate = proof[0], proof[1], proof[2]
     if made <= 0.0 or C < made:
         return False
     grown = (bound + (C - made) * rate) * (1.0 + STANDING_MARGIN)
-    return _core.certify(p, A, store.S[p], grown, scale)[1]
-
-
-@njit(cache=True)
-def _keep_proved(p, A, store, out, epochs):
-    """Fold p's outcome where its standing proof holds (:func:`_still_proved`): what
-    the try on its stored solution would give, without the try's pass over the
-    variables; the stored solution, its scores and its proof stay as they are."""
-    out.prev_try[p] = 1
-    out.pred[p] = _core.certify(p, A, store.S[p], 0.0, 0.0)[0]
-    out.epochs[p] = epochs
-    out.certified[p] = True
-    out.settled[p] = True
+    return _core.certify(p, A, S, grown, scale)[1]
 
 
 @njit(cache=True)
@@ -203,9 +191,20 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
     target = _target(p, cert, blocks)
     tries = scale_prev > 0.0 and step.try_prev[p]
-    if fac.status.shape[0] == 0 and tries and _still_proved(p, A, store, C, target.scale):
-        store.status_ok[p] = False  # as below: no exact optimum without the full one's
-        _keep_proved(p, A, store, out, 0)
+    if (
+        fac.status.shape[0] == 0
+        and tries
+        and _still_proved(p, A, store.proof[p], store.S[p], C, target.scale)
+    ):
+        # cd mode (no active-set update first): what the try on the stored solution
+        # below would give, without its pass over the variables; the stored solution,
+        # its scores and its proof stay as they are
+        store.status_ok[p] = False
+        out.prev_try[p] = 1
+        out.pred[p] = _core.certify(p, A, store.S[p], 0.0, 0.0)[0]
+        out.epochs[p] = 0
+        out.certified[p] = True
+        out.settled[p] = True
         return
     fold, fp = _fold_problem(p, prob)
     alpha = np.empty_like(alpha_full)
@@ -238,9 +237,6 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     settled_prev = False
     out.prev_try[p] = -1
     if not exact and tries:
-        if _still_proved(p, A, store, C, target.scale):
-            _keep_proved(p, A, store, out, e)
-            return
         # the fold's own solution at C_prev, as it was: still feasible, and its
         # optimum once none of its multipliers reaches C_prev (large C). Kept when it
         # proves the prediction at once.
@@ -256,11 +252,11 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         # does not prove it: for the same multipliers the bound only grows with C, so
         # it is not computed again until the fold's solution changes
         bound, rate = _core.standing_bound(fold, alpha, C, S, ssum, target)
-        store.proof[p, 0] = -1.0
-        if _core.certify(p, A, S, bound * (1.0 + STANDING_MARGIN), target.scale)[1]:
-            store.proof[p, 0] = C
-            store.proof[p, 1] = bound
-            store.proof[p, 2] = rate
+        store.proof[p, 0] = C
+        store.proof[p, 1] = bound
+        store.proof[p, 2] = rate
+        if not _still_proved(p, A, store.proof[p], S, C, target.scale):
+            store.proof[p, 0] = -1.0
     if not exact and not settled_prev:
         # the full solution without p: with cd alone the full fit is solved tightly,
         # so only what p disturbed is off. Along a path, two more starts, the one with

@@ -516,6 +516,17 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     return min(total_gap, bound), viol
 
 
+@njit(cache=True, _nrt=False)
+def affordable(target, S, n):
+    """(need, tau): the largest bound on ``D* - D(alpha)`` that still certifies the
+    held-out point's top class from its scores in S (inf without a radius), and the
+    gap terms below which a point's model is not worth its cost (a quarter of it,
+    spread over the n points)."""
+    _, best, second = top_two(target.point, target.A, S)
+    need = np.inf if target.scale <= 0.0 else 0.5 * ((best - second) / target.scale) ** 2
+    return need, need / (4.0 * n)
+
+
 @njit(cache=True)
 def standing_bound(prob, alpha, C, S, ssum, target):
     """(bound, rate) with ``D*(C') - D(alpha) <= bound + (C' - C) rate`` for every ``C' >= C``.
@@ -537,9 +548,7 @@ def standing_bound(prob, alpha, C, S, ssum, target):
     model_sigma = min(target.block_sigma, 0.0)
     n_var = var_i.shape[0]
     g, a0, w, d, sw, bp = block_scratch(alpha.shape[1])
-    _, best, second = top_two(target.point, target.A, S)
-    need = np.inf if target.scale <= 0.0 else 0.5 * ((best - second) / target.scale) ** 2
-    tau = need / (4.0 * K.shape[0])
+    _, tau = affordable(target, S, K.shape[0])
     seen = np.zeros(K.shape[0], dtype=np.bool_)
     ordered = True
     bound = 0.0
@@ -593,9 +602,8 @@ def prove(prob, alpha, C, S, ssum, target):
     K, var_i, var_j, cols, vals, c = prob
     p, A, scale = target.point, target.A, target.scale
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
-    _, best, second = top_two(p, A, S)
-    need = np.inf if scale <= 0.0 else 0.5 * ((best - second) / scale) ** 2
-    bound, viol = suboptimality(prob, alpha, C, S, ssum, target, need / (4.0 * K.shape[0]), need)
+    need, tau = affordable(target, S, K.shape[0])
+    bound, viol = suboptimality(prob, alpha, C, S, ssum, target, tau, need)
     return certify(p, A, S, bound, scale)[1], viol
 
 
