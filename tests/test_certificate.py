@@ -198,16 +198,22 @@ def test_engine_matches_refits_on_zscored_data_with_duplicates(name, method):
 @pytest.mark.parametrize("scaling", ["zscore", "minmax"])
 def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
     """The engine's choice between cd alone and the active-set finish (probed per grid
-    point) never changes a prediction: both against the plain cd engine. At C = 0.1
-    every multiplier is at its bound and the probe passes; the jump to 0.6 is
-    sampled again before its folds run (the recheck this checks is taken)."""
+    point) never changes a prediction: both against the plain cd engine. Where the
+    path is still in cd mode after C = 0.1 (the probe passed there and its folds did
+    not hand the next grid point back), the jump to 0.6 is sampled again before its
+    folds run (the recheck this checks is taken)."""
     from isvm.loo import driver
 
-    entered, rechecked = [], []
+    entered, rechecked, cd_after = [], [], {}
     cheap, still_cheap = driver._Probe.cheap, driver._Probe.still_cheap
+    hand_back = driver._hand_back
 
-    def spy_cheap(self, full):
-        result = cheap(self, full)
+    def spy_hand_back(job, path, t, out, full_epochs, alpha, C):
+        hand_back(job, path, t, out, full_epochs, alpha, C)
+        cd_after[C] = path.cd_mode
+
+    def spy_cheap(self, full, start=False):
+        result = cheap(self, full, start)
         if result:
             entered.append(self.C)
         return result
@@ -218,17 +224,55 @@ def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
 
     monkeypatch.setattr(driver._Probe, "cheap", spy_cheap)
     monkeypatch.setattr(driver._Probe, "still_cheap", spy_still)
+    monkeypatch.setattr(driver, "_hand_back", spy_hand_back)
     data = load_dataset("vehicle", source="bundled", scaling=scaling)
     idx = rng(12, "test-certificate", "vehicle").choice(data.y.shape[0], 40, replace=False)
     X, y = data.X[idx], data.y[idx]
     Cs = [0.1, 0.6, 10.1, 10.6]
     fa, pa = loo_grid(X, y, method, [5.0], Cs, return_predictions=True)
-    assert (0.6 in rechecked) == (0.1 in entered)  # cd mode at 0.1: sampled at 0.6
+    assert (0.6 in rechecked) == cd_after[0.1]  # cd mode after 0.1: sampled at 0.6
+    assert not cd_after[0.1] or 0.1 in entered
     assert 10.6 not in rechecked  # C grew by less than cd_recheck_ratio
     fc, pc = loo_grid(X, y, method, [5.0], Cs, return_predictions=True, active_set=False)
     _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
     assert ((pa != ref) <= (gap < NEAR_TIE)).all()
     assert ((pc != ref) <= (gap < NEAR_TIE)).all()
+
+
+@pytest.mark.parametrize(
+    ("epochs", "certified", "cheap"),
+    [
+        # one slow fold among the sample no longer sends the path to the finish
+        ([4, 2, 0, 1, 1, 0, 1, 0], [1] * 8, True),
+        ([3, 3, 3, 3, 3, 3, 3, 3], [1] * 8, True),  # a mean of probe_epochs passes
+        ([4, 3, 3, 3, 3, 3, 3, 3], [1] * 8, False),  # just above it does not
+        ([6, 1, 1, 1, 1, 1, 1, 4], [0, 1, 1, 1, 1, 1, 1, 1], False),  # one uncertified
+    ],
+)
+def test_probe_enters_cd_mode_on_the_mean_at_a_path_start(epochs, certified, cheap, monkeypatch):
+    """At a path's first C the probe enters cd mode where its folds are all certified
+    within twice ``probe_epochs`` epochs (the budget it asks for) and take at most
+    ``probe_epochs`` on average; along the path only where each is certified within
+    ``probe_epochs``; ``probe_epochs <= 0`` switches both off."""
+    from isvm.loo import driver
+
+    budgets = []
+
+    def fake_run(self, full, budget):
+        budgets.append(budget)
+        done = np.array(certified, dtype=bool) & (np.array(epochs) <= budget)
+        return done, np.minimum(np.array(epochs), budget)
+
+    monkeypatch.setattr(driver._Probe, "_run", fake_run)
+    probe = driver._Probe.__new__(driver._Probe)
+    probe.points, probe.settings = np.arange(8), DEFAULT_SETTINGS
+    k = DEFAULT_SETTINGS.probe_epochs
+    assert probe.cheap(None, start=True) is cheap
+    assert probe.cheap(None) is (all(certified) and max(epochs) <= k)
+    assert budgets == [2 * k, k]
+    probe.settings = dataclasses.replace(DEFAULT_SETTINGS, probe_epochs=0)
+    assert probe.cheap(None, start=True) is False
+    assert probe.cheap(None) is False
 
 
 def _paper_subsample(name: str, ns: int) -> tuple[np.ndarray, np.ndarray]:

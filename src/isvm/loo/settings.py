@@ -67,8 +67,9 @@ class LooSettings:
     solve_residual: float = 1e-12
     refine_steps: int = 2
     #: folds probed with cd alone (evenly spaced) to decide whether a grid point's folds
-    #: need the active-set finish: all of them certified within ``probe_epochs`` epochs
-    #: means they do not (near-diagonal kernels)
+    #: need the active-set finish: all certified within ``probe_epochs`` epochs means
+    #: they do not (near-diagonal kernels); at a path's first C, all within twice that
+    #: and that on average (:meth:`isvm.loo.driver._Probe.cheap`)
     probe_folds: int = 8
     probe_epochs: int = 3
     #: in cd mode, a grid point whose folds took more epochs than this per fold (with
