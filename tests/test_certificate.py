@@ -375,6 +375,70 @@ def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
     assert (pred == pc).all()
 
 
+def _cd_mode_path(settings):
+    """A small coupled (ISVM) job and a path in cd mode at its second C, for the
+    hand-back rules: vehicle Ns = 100, gamma 5."""
+    from isvm.loo import driver
+    from isvm.loo.certificate import duplicate_groups as groups
+    from isvm.loo.inputs import encode_labels, grid_kernels
+
+    X, y = _paper_subsample("vehicle", 100)
+    classes, y_idx, n_classes = encode_labels(y, None)
+    job = driver._job(
+        get_formulation("isvm"), y_idx, classes, n_classes, tol=1e-3, tol_floor=1e-9,
+        max_iter=None, seed=0, active_set=True, settings=settings,
+    )  # fmt: skip
+    path = driver._start_path(job, grid_kernels(X, [5.0], None)[5.0], *groups(X, y_idx))
+    driver._grid_point(job, path, 0, 5.0, 0.1)
+    return driver, job, path
+
+
+@pytest.mark.parametrize("scale, dear", [(1.0, True), (2.0, False), (4.0, False)])
+def test_a_hand_back_needs_more_evidence_after_a_reversed_one(scale, dear):
+    """cd mode hands back where its epochs per fold exceed ``cd_max_mean_epochs`` times
+    the path's ``hand_back_scale``, and the rent rule's price is scaled alike: a path
+    whose last hand-back a probe reversed (scale 2) needs twice the evidence, so it
+    cannot flap between the modes, paying a fresh finish at each return (vowel Ns 500
+    ISVM, round 22 in docs/benchmarks.md)."""
+    from isvm.loo.bundles import FoldOutput
+
+    driver, job, path = _cd_mode_path(NO_RENT)
+    n = job.n
+    out = FoldOutput.empty(n)
+    out.epochs[:] = 5  # 5 epochs a fold: above 4 (the default), below 8
+    path.cd_mode, path.hand_back_scale = True, scale
+    alpha = np.zeros((n, job.coding.var_mask.shape[1]))
+    driver._hand_back(job, path, 1, out, 0, alpha, 0.6)
+    assert bool(path.handed_back) is dear
+    assert bool(path.cd_mode) is (not dear)
+    # the rent rule: 2 epochs a fold (1 above cd_rent_mean_epochs) for a price set so
+    # that this rent exceeds it at scale 1 only
+    rent = 1.0 * n * job.var_i.shape[0]
+    free = 10
+    alpha[:free, 0] = 0.3  # free at C = 0.6
+    rule = dataclasses.replace(DEFAULT_SETTINGS, finish_visits_per_free_cubed=0.75 * rent / free**3)
+    job.settings = rule
+    out.epochs[:] = 2
+    path.cd_mode, path.cd_rent, path.hand_back_scale = True, 0.0, scale
+    driver._hand_back(job, path, 1, out, 0, alpha, 0.6)
+    assert bool(path.handed_back) is dear
+
+
+def test_a_probe_that_reverses_a_hand_back_doubles_the_evidence_the_next_needs(monkeypatch):
+    """After a hand-back the path runs the exact finish; where the probe then finds cd
+    cheap at once, the hand-back was not needed: the path returns to cd mode and its
+    ``hand_back_scale`` doubles. A probe that enters cd mode without a hand-back before
+    it leaves the scale alone."""
+    driver, job, path = _cd_mode_path(DEFAULT_SETTINGS)
+    monkeypatch.setattr(driver._Probe, "cheap", lambda self, full, start=False: True)
+    for dear, scale in ((True, 2.0), (False, 2.0), (True, 4.0)):
+        path.cd_mode, path.handed_back, path.dear_cd = False, False, dear
+        path.backoff.next = 0
+        driver._grid_point(job, path, 1, 5.0, 0.6)
+        assert path.cd_mode or path.handed_back
+        assert path.hand_back_scale == scale
+
+
 def test_cd_mode_full_fit_is_looser_only_after_a_grid_point_that_certified_every_fold(
     monkeypatch,
 ):

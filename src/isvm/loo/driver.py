@@ -51,7 +51,9 @@ they stand (the dual has no equality constraint):
    ``settings.cd_max_mean_epochs`` per fold hands the next one back to the
    active set (so does one where, for coupled formulations, the epochs above
    ``cd_rent_mean_epochs`` per fold, summed along the path, outgrow the price of
-   one exact finish: rent or buy),
+   one exact finish: rent or buy; a probe that sends the path straight back to cd
+   mode after a hand-back doubles both thresholds for the next one, so the path
+   cannot flap between the modes, paying a fresh finish each time),
    and one whose C jumped (``settings.cd_recheck_ratio``: the path's start) is
    handed back beforehand if a sample of its folds averages more.
    Counts, not timings, decide, so a run is reproducible to the iteration.
@@ -220,6 +222,10 @@ class _Path:
     # cd folds proved dear on this path (a hand-back): the finish may then take free
     # sets up to settings.finish_max_free_dear, until a probe finds cd cheap
     dear_cd: bool = False
+    # how much more evidence the next hand-back needs: doubled each time a probe after
+    # the finish sends the path straight back to cd mode (the hand-back was not needed),
+    # so a path cannot flap between the modes, paying a fresh finish at each return
+    hand_back_scale: float = 1.0
     probed: bool = False  # cd mode was chosen by a probe (not forced by a failed finish)
     backoff: _Backoff = field(default_factory=_Backoff)
     # cd mode's excess work so far (variable visits of fold epochs above
@@ -537,6 +543,8 @@ def _full_fit(
         epochs, converged = epochs + optimum.iterations, True
         if not first and path.backoff.due(t):
             if probe.cheap(state.dual):
+                if path.dear_cd:  # the last hand-back is reversed
+                    path.hand_back_scale *= 2.0
                 path.cd_mode, path.probed, path.dear_cd = True, True, False
             else:
                 path.backoff.failed(t)
@@ -575,19 +583,25 @@ def _hand_back(
     price of one exact finish (its factorisation, ``finish_visits_per_free_cubed`` per
     cubed free variable of this full fit, and no more free variables than the finish
     takes), it hands back, since from then on the active set's fold updates save that
-    much per grid point again.
+    much per grid point again. Both thresholds are multiplied by the path's
+    ``hand_back_scale``, which doubles each time a probe right after the finish sends
+    the path back to cd mode (the hand-back was not needed): on vowel Ns 500 ISVM the
+    path flapped between the modes at C = 1.6-4.6, each return to the active set paying
+    a fresh finish over 1,300-2,800 free variables and active-set folds of 5-21 ms
+    against cd folds of 1-2.5 ms (round 22 in docs/benchmarks.md).
     """
     settings = job.settings
     if not path.cd_mode:
         path.handed_back, path.cd_rent = False, 0.0
         return
     path_epochs = out.epochs.sum() + full_epochs
-    dear = path_epochs > settings.cd_max_mean_epochs * job.n
+    scale = path.hand_back_scale
+    dear = path_epochs > settings.cd_max_mean_epochs * job.n * scale
     if not dear and job.coupled:
         excess = path_epochs - settings.cd_rent_mean_epochs * job.n
         path.cd_rent += max(excess, 0.0) * job.var_i.shape[0]
         free = int(np.count_nonzero((alpha > 0.0) & (alpha < C)))
-        price = settings.finish_visits_per_free_cubed * float(free) ** 3
+        price = settings.finish_visits_per_free_cubed * float(free) ** 3 * scale
         dear = free <= settings.finish_max_free_dear and path.cd_rent > price
     path.handed_back = dear
     if dear:

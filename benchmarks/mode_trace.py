@@ -1,0 +1,98 @@
+"""How the LOO engine walks one C path: each grid point's mode, cost and free set.
+
+A measurement for issue 23 (docs/benchmarks.md, round 22), not an engine path. For one
+cell (data set, Ns, method, gamma; the paper's subsample 0, seed 2012, z-scored unless
+``--scaling minmax``) it runs ``loo_grid`` over the paper's C values (or a stretch of
+them) and prints, per grid point, the mode its folds ran in (``cd``, ``cd!`` where that
+grid point handed the path back to the active set, ``active``), its seconds and
+iterations, the full fit's share of them, the folds' mean and largest epochs (set
+updates in active-set mode), the full solution's free variables and the milliseconds
+per fold; then the seconds spent in each mode. Optional settings overrides (a JSON
+object of ``LooSettings`` fields, as in ``settings_ab.py``) show where another rule
+would switch.
+
+    python benchmarks/mode_trace.py vowel:500:isvm:5 --C 0.1 8
+    python benchmarks/mode_trace.py vowel:500:isvm:5 --settings '{"cd_max_mean_epochs": 6}'
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+import numpy as np
+
+import isvm.loo.driver as driver
+from isvm.data import load_dataset
+from isvm.experiment.subsample import draw_subsamples
+from isvm.loo import c_grid, loo_grid
+from isvm.loo.settings import DEFAULT_SETTINGS
+
+
+def trace(X, y, method: str, gamma: float, Cs, settings) -> list[dict]:
+    """Per grid point: the row's counts with the mode, fold epochs and free variables,
+    read where the driver decides the next grid point's mode (``_hand_back``)."""
+    seen: list[dict] = []
+    real = driver._hand_back
+
+    def spy(job, path, t, out, full_epochs, alpha, C):
+        real(job, path, t, out, full_epochs, alpha, C)
+        mode = "cd!" if path.handed_back else ("cd" if path.cd_mode else "active")
+        seen.append(
+            {
+                "mode": mode,
+                "full_epochs": int(full_epochs),
+                "fold_mean": float(out.epochs.mean()),
+                "fold_max": int(out.epochs.max()),
+                "free": int(np.count_nonzero((alpha > 0.0) & (alpha < C))),
+            }
+        )
+
+    driver._hand_back = spy
+    try:
+        frame = loo_grid(X, y, method, [gamma], Cs, settings=settings)
+    finally:
+        driver._hand_back = real
+    return [dict(row, **extra) for row, extra in zip(frame.to_dict("records"), seen, strict=True)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cell", help="DATASET:NS:METHOD:GAMMA, e.g. vowel:500:isvm:5")
+    parser.add_argument("--C", type=float, nargs=2, default=[0.1, 50.0], help="first and last C")
+    parser.add_argument("--scaling", default="zscore", choices=["zscore", "minmax"])
+    parser.add_argument("--settings", default="{}", help="JSON object of LooSettings fields")
+    args = parser.parse_args()
+    parts = args.cell.split(":")
+    if len(parts) != 4 or not parts[1].isdigit():
+        parser.error(f"cell {args.cell!r} is not DATASET:NS:METHOD:GAMMA (e.g. vowel:500:isvm:5)")
+    try:
+        settings = dataclasses.replace(DEFAULT_SETTINGS, **json.loads(args.settings))
+    except (json.JSONDecodeError, TypeError) as err:
+        parser.error(f"--settings must be a JSON object of LooSettings fields: {err}")
+    name, ns, method, gamma = parts
+    data = load_dataset(name, source="bundled", scaling=args.scaling)
+    idx = draw_subsamples(data.y, int(ns), 1, seed=2012, dataset=name)[0]
+    X, y = data.X[idx], data.y[idx]
+    grid = c_grid(0.1, 50.0, 0.5)
+    Cs = grid[(grid >= args.C[0] - 1e-9) & (grid <= args.C[1] + 1e-9)]
+    loo_grid(X, y, method, [float(gamma)], Cs[:2], settings=settings)  # compile first
+    rows = trace(X, y, method, float(gamma), Cs, settings)
+    print(f"{args.cell}, {args.scaling}, settings {args.settings}; one thread")
+    print("C | mode | s | iterations | full-fit epochs | fold epochs mean / max | free | ms/fold")
+    spent: dict[str, float] = {}
+    for r in rows:
+        spent[r["mode"]] = spent.get(r["mode"], 0.0) + r["seconds"]
+        print(
+            f"{r['C']:.1f} | {r['mode']} | {r['seconds']:.3f} | {r['iterations']} | "
+            f"{r['full_epochs']} | {r['fold_mean']:.2f} / {r['fold_max']} | {r['free']} | "
+            f"{1e3 * r['seconds'] / len(y):.2f}"
+        )
+    total = sum(spent.values())
+    print("seconds by mode: " + ", ".join(f"{m} {s:.2f}" for m, s in spent.items()))
+    print(f"total {total:.2f} s, errors at the last C {rows[-1]['n_errors']}")
+
+
+if __name__ == "__main__":
+    main()
