@@ -71,12 +71,16 @@ def main() -> None:
         settings = dataclasses.replace(DEFAULT_SETTINGS, **json.loads(args.settings))
     except (json.JSONDecodeError, TypeError) as err:
         parser.error(f"--settings must be a JSON object of LooSettings fields: {err}")
+    grid = c_grid(0.1, 50.0, 0.5)
+    Cs = grid[(grid >= args.C[0] - 1e-9) & (grid <= args.C[1] + 1e-9)]
+    if Cs.shape[0] == 0:
+        parser.error(
+            f"--C {args.C[0]:g} {args.C[1]:g}: no C of the paper's grid (0.1, 0.6, ..., 49.6)"
+        )
     name, ns, method, gamma = parts
     data = load_dataset(name, source="bundled", scaling=args.scaling)
     idx = draw_subsamples(data.y, int(ns), 1, seed=2012, dataset=name)[0]
     X, y = data.X[idx], data.y[idx]
-    grid = c_grid(0.1, 50.0, 0.5)
-    Cs = grid[(grid >= args.C[0] - 1e-9) & (grid <= args.C[1] + 1e-9)]
     loo_grid(X, y, method, [float(gamma)], Cs[:2], settings=settings)  # compile first
     rows = trace(X, y, method, float(gamma), Cs, settings)
     print(f"{args.cell}, {args.scaling}, settings {args.settings}; one thread")

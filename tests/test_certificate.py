@@ -376,8 +376,8 @@ def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
 
 
 def _cd_mode_path(settings):
-    """A small coupled (ISVM) job and a path in cd mode at its second C, for the
-    hand-back rules: vehicle Ns = 100, gamma 5."""
+    """A small coupled (ISVM) job and its path past the first C (C = 0.1), for the
+    hand-back rules, whose tests then set the path's mode: vehicle Ns = 100, gamma 5."""
     from isvm.loo import driver
     from isvm.loo.certificate import duplicate_groups as groups
     from isvm.loo.inputs import encode_labels, grid_kernels

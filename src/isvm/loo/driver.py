@@ -587,7 +587,7 @@ def _hand_back(
     ``hand_back_scale``, which doubles each time a probe right after the finish sends
     the path back to cd mode (the hand-back was not needed): on vowel Ns 500 ISVM the
     path flapped between the modes at C = 1.6-4.6, each return to the active set paying
-    a fresh finish over 1,300-2,800 free variables and active-set folds of 5-21 ms
+    a fresh finish over 1,300-2,800 free variables and active-set folds of 4-26 ms
     against cd folds of 1-2.5 ms (round 22 in docs/benchmarks.md).
     """
     settings = job.settings
