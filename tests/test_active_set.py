@@ -64,9 +64,20 @@ def test_full_active_set_reaches_the_qp_optimum(method, seed):
 PATIENCE = DEFAULT_SETTINGS.active_patience
 
 
-@pytest.mark.parametrize(("patience", "guess"), [(PATIENCE, False), (-1, False), (PATIENCE, True)])
+TOUCHED = DEFAULT_SETTINGS.active_pd_max_touched
+
+
+@pytest.mark.parametrize(
+    ("patience", "guess", "max_touched"),
+    [
+        (PATIENCE, False, TOUCHED),
+        (-1, False, TOUCHED),
+        (PATIENCE, True, TOUCHED),
+        (PATIENCE, True, 2),
+    ],
+)
 @pytest.mark.parametrize("method", METHODS)
-def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
+def test_fold_updates_reach_each_held_out_optimum(method, patience, guess, max_touched):
     """Every fold the update solves is the held-out problem's QP optimum.
 
     The update may give up (then the engine falls back to cd), but with the engine's
@@ -77,7 +88,9 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
     optima; 5 of 21 such folds are left to cd, 9 with the path alone).
     ``patience=-1`` skips the primal-dual steps: the decremental path alone. With
     ``guess``, the primal-dual steps start from a wrong guess of the fold's statuses
-    (a tenth of them changed at random), as a poor warm start from the previous C.
+    (a tenth of them changed at random), as a poor warm start from the previous C;
+    ``max_touched=2`` ends those steps once they have freed more than two outside
+    variables (``LooSettings.active_pd_max_touched``), so the path finishes most folds.
     """
     solved = total = 0
     gen = np.random.default_rng(0)
@@ -92,7 +105,7 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess):
         total += 0 if degenerate else n
         prob = problem_of(K, coding, var_i, var_j)
         cfg = DEFAULT_SETTINGS.fold(tol=1e-3, tol_floor=1e-9, max_epochs=10_000, kappa=1.0)
-        cfg = cfg._replace(patience=patience)
+        cfg = cfg._replace(patience=patience, pd_max_touched=max_touched)
         none = np.zeros(0, dtype=np.int8)
         warm = [(none, none)] * n
         if guess:
@@ -246,6 +259,43 @@ def test_the_finish_from_the_previous_sets_falls_back_to_the_same_optimum(steps)
         np.testing.assert_allclose(path.alpha, fresh.alpha, atol=1e-8 * C)
         assert set(path.free_vars) == set(fresh.free_vars)
         previous = path
+
+
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method):
+    """``last_retry`` (``LooSettings.finish_last_retry_tol`` on the fit's epoch budget)
+    is one more start for the finish's steps after the budgeted retries: with two steps
+    per try and one epoch per retry, the rough start and the retries leave the sets
+    unsettled (None: the engine would run every fold by cd), and a cd solution at
+    1e-10 settles them at the QP optimum within the same two steps."""
+    failed = 0
+    for seed in range(20):
+        X, y, n_classes, C, gamma, _ = make_problem(seed, 40)
+        K = rbf_kernel(X, gamma=gamma)
+        coding = get_formulation(method).encode(y, n_classes)
+        var_i, var_j = variable_list(coding)
+        state = SolverState.start(K, coding)
+        run_solver(state, var_i, var_j, C, tol=1e-1)
+        budgeted = dict(max_iter=2, retry_max_epochs=1)
+        if exact_full_fit(K, coding, var_i, var_j, state.alpha, C, **budgeted) is not None:
+            continue
+        failed += 1
+        fit = exact_full_fit(
+            K, coding, var_i, var_j, state.alpha, C, **budgeted, last_retry=(1e-10, 100_000)
+        )
+        assert fit is not None, f"seed {seed}: the last retry did not settle"
+        Q, var = reference_q(K, y, n_classes, method)
+        a = to_vector(fit.alpha, var)
+        best = objective(Q, qp_solve(Q, C))
+        assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))
+        assert max_kkt(Q, a, C) < 1e-7
+    assert failed >= 3, f"only {failed} of 20 budgeted finishes failed: nothing was tested"
+
+
+@pytest.mark.parametrize("tol", [-1e-9, float("nan")])
+def test_a_negative_last_retry_tol_is_refused(tol):
+    with pytest.raises(ValueError, match="finish_last_retry_tol must be at least 0"):
+        replace(DEFAULT_SETTINGS, finish_last_retry_tol=tol)
 
 
 def test_a_negative_previous_sets_limit_is_refused():

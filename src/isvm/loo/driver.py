@@ -522,6 +522,9 @@ def _full_fit(
             if path.dear_cd and job.coupled
             else settings.finish_max_free,
             retry_max_epochs=min(job.cap, 1000),
+            last_retry=None
+            if settings.finish_last_retry_tol <= 0.0
+            else (settings.finish_last_retry_tol, job.cap),
             seed=seed,
             previous=path.previous,
         )

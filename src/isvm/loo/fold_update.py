@@ -107,7 +107,9 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
        bound variable whose gradient points inward is freed): usually a handful of
        steps to the optimum. The dual is not an M-matrix, so they can cycle or
        diverge; once ``cfg.patience`` steps in a row fail to reduce the number of
-       infeasible variables, phase 2 takes over (``patience < 0``: at once);
+       infeasible variables, or they have freed more than ``cfg.pd_max_touched``
+       outside variables (each face solve costing O(touched^3)), phase 2 takes over
+       (``patience < 0``: at once);
     2. the decremental path (Cauwenberghs and Poggio's exact leave-one-out, without
        the bias): with p's multipliers scaled by 1 - t, the optimum moves piecewise
        linearly from the full optimum (t = 0) to the fold's (t = 1); each piece heads
@@ -252,7 +254,8 @@ def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, 
     optimum (in ``out``, clipped), 0 failed (a ridged solve of a singular face: ``out``
     satisfies every status's KKT condition but not stationarity), -1
     stopped making progress (``cfg.patience`` steps without fewer infeasible variables, a singular
-    face, too many touched variables, ``cfg.max_iter``): the decremental path next.
+    face, more than ``cfg.pd_max_touched`` outside variables freed, too many for the
+    row storage, ``cfg.max_iter``): the decremental path next.
     """
     slack = cfg.box_slack * C
     best = prob.var_i.shape[0] + 1
@@ -276,6 +279,8 @@ def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, 
         if grown < 0:
             break
         nt = grown
+        if nt > cfg.pd_max_touched:  # the next face solves would cost O(nt^3) each
+            break
     return -1, it, work, nt
 
 

@@ -219,6 +219,7 @@ def exact_full_fit(
     max_free: int = 3000,
     retry_tols: tuple[float, ...] = (1e-5, 1e-7),
     retry_max_epochs: int = 1000,
+    last_retry: tuple[float, int] | None = None,
     seed: int = 0,
     previous: FullOptimum | None = None,
 ) -> FullOptimum | None:
@@ -233,8 +234,13 @@ def exact_full_fit(
     guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
     an M-matrix), so after ``max_iter`` steps the start is improved by cd at each of
     ``retry_tols`` in turn (at most ``retry_max_epochs`` epochs each) and the steps
-    retried. Returns None when they never settle or the free set exceeds
-    ``max_free`` variables (the caller keeps its cd solution).
+    retried; then, with ``last_retry`` = (tol, epochs), once more from a cd solution
+    at that tol and on that budget: on a dense kernel's ill-conditioned dual 1,000
+    epochs may not get near enough for the sets to settle, and without the finish
+    every fold pays cd on that dual (vowel Ns 500 [0, 1] ISVM at C = 5.6: 279 s of cd
+    folds against 7 s for the finish and its fold updates; docs/benchmarks.md, round
+    23). Returns None when they never settle or the free set exceeds ``max_free``
+    variables (the caller keeps its cd solution).
 
     The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
     they free; when (outside variables) x |F| is at most
@@ -247,13 +253,16 @@ def exact_full_fit(
     prob = problem_of(K, coding, var_i, var_j)
     extra = 0
     alpha = np.array(alpha0, dtype=np.float64)
-    for attempt, tol in enumerate((None, None, *retry_tols)):
+    retries = [(tol, retry_max_epochs) for tol in retry_tols]
+    if last_retry is not None:
+        retries.append(last_retry)
+    for attempt, (tol, budget) in enumerate([(None, 0), (None, 0), *retries]):
         if attempt == 0 and previous is None:
             continue
         if tol is not None:
             state = SolverState.start(K, coding, alpha)
             epochs, _, _ = run_solver(
-                state, var_i, var_j, C, tol=tol, max_iter=retry_max_epochs, seed=seed, greedy=False
+                state, var_i, var_j, C, tol=tol, max_iter=budget, seed=seed, greedy=False
             )
             alpha, extra = state.alpha, extra + epochs
         if attempt == 0:

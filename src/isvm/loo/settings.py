@@ -25,6 +25,7 @@ class FoldSettings(NamedTuple):
     max_iter: int  # active-set updates per fold
     max_changed: int  # outside variables a fold update may free
     patience: int  # primal-dual steps without progress before the decremental path
+    pd_max_touched: int  # outside variables the primal-dual steps may free before it
     warm_ratio: float  # largest C / C_prev at which a fold's previous statuses seed it
     warm_max_changes: int  # a warm guess with more status changes than this is not used
     free_threshold: float  # a bound variable is freed when its gradient points inward by this
@@ -44,6 +45,11 @@ class LooSettings:
     #: primal-dual steps allowed without fewer infeasible variables before the
     #: decremental path (see :func:`isvm.loo.fold_update.fold_active_set`)
     active_patience: int = 3
+    #: ... or once they have freed more than this many outside variables: each face
+    #: solve then costs O(touched^3) and such steps rarely end at the optimum (vowel Ns
+    #: 500 [0, 1] ISVM at C = 2.6: phase 1 ended without it in 497 of 500 folds, 240
+    #: variables touched on average, and cost half the grid point's time)
+    active_pd_max_touched: int = 128
     #: a fold's statuses at the previous C seed its primal-dual steps when C grew by
     #: at most this factor (further apart, the guess costs more than it saves)
     active_warm_ratio: float = 1.5
@@ -111,6 +117,13 @@ class LooSettings:
     #: 4 gave up too early on dense kernels (Yeast Ns 500 ISVM, gamma 5: full fits
     #: 23 -> 18 s at 10, the same at 20; round 18 in docs/benchmarks.md)
     finish_previous_max_iter: int = 10
+    #: where the finish's steps do not settle from the rough start nor from cd solutions
+    #: at 1e-5 and 1e-7 (1,000 epochs each), one last try from a cd solution at this
+    #: tol on the fit's whole epoch budget before the grid point falls back to cd folds
+    #: (0: none): on dense kernels ([0, 1] features) those cost far more than the
+    #: tight solve (vowel Ns 500 ISVM, gamma 5, C = 5.6: 279 s of cd folds; the finish
+    #: settled after 8,360 epochs, 2.4 s; round 23 in docs/benchmarks.md)
+    finish_last_retry_tol: float = 1e-9
     #: the full fit's active-set finish gives up above this many free variables (its
     #: factorisation grows as their cube; the folds then run cd) ...
     finish_max_free: int = 3000
@@ -150,6 +163,11 @@ class LooSettings:
                 f"LooSettings.finish_previous_max_iter must be at least 0 (active-set steps "
                 f"from the previous C's sets), got {self.finish_previous_max_iter!r}"
             )
+        if not self.finish_last_retry_tol >= 0.0:
+            raise ValueError(
+                f"LooSettings.finish_last_retry_tol must be at least 0 (0: no last retry), "
+                f"got {self.finish_last_retry_tol!r}"
+            )
         if self.prev_try_sample < 1:
             raise ValueError(
                 f"LooSettings.prev_try_sample must be at least 1 (every k-th fold), "
@@ -166,6 +184,7 @@ class LooSettings:
             int(self.active_max_iter),
             int(self.active_max_changed),
             int(self.active_patience),
+            int(self.active_pd_max_touched),
             float(self.active_warm_ratio),
             int(self.warm_max_changes),
             float(self.free_threshold),
