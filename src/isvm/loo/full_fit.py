@@ -238,9 +238,9 @@ def exact_full_fit(
     at that tol and on that budget: on a dense kernel's ill-conditioned dual 1,000
     epochs may not get near enough for the sets to settle, and without the finish
     every fold pays cd on that dual (vowel Ns 500 [0, 1] ISVM at C = 5.6: 279 s of cd
-    folds against 7 s for the finish and its fold updates; docs/benchmarks.md, round
-    23). Returns None when they never settle or the free set exceeds ``max_free``
-    variables (the caller keeps its cd solution).
+    folds, against 10 s for this last try, the finish and its fold updates;
+    docs/benchmarks.md, round 23). Returns None when they never settle or the free
+    set exceeds ``max_free`` variables (the caller keeps its cd solution).
 
     The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
     they free; when (outside variables) x |F| is at most
