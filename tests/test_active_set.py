@@ -263,8 +263,8 @@ def test_the_finish_from_the_previous_sets_falls_back_to_the_same_optimum(steps)
 
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method):
-    """``last_retry`` (``LooSettings.finish_last_retry_tol`` on the fit's epoch budget)
-    is one more start for the finish's steps after the budgeted retries: with two steps
+    """A last retry (the engine's ``LooSettings.finish_last_retry_tol`` on the fit's
+    epoch budget) is one more start for the finish's steps after the budgeted ones: with two steps
     per try and one epoch per retry, the rough start and the retries leave the sets
     unsettled (None: the engine would run every fold by cd), and a cd solution at
     1e-10 settles them at the QP optimum within the same two steps."""
@@ -276,13 +276,12 @@ def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method
         var_i, var_j = variable_list(coding)
         state = SolverState.start(K, coding)
         run_solver(state, var_i, var_j, C, tol=1e-1)
-        budgeted = dict(max_iter=2, retry_max_epochs=1)
-        if exact_full_fit(K, coding, var_i, var_j, state.alpha, C, **budgeted) is not None:
+        budgeted = ((1e-5, 1), (1e-7, 1))
+        args = (K, coding, var_i, var_j, state.alpha, C)
+        if exact_full_fit(*args, max_iter=2, retries=budgeted) is not None:
             continue
         failed += 1
-        fit = exact_full_fit(
-            K, coding, var_i, var_j, state.alpha, C, **budgeted, last_retry=(1e-10, 100_000)
-        )
+        fit = exact_full_fit(*args, max_iter=2, retries=(*budgeted, (1e-10, 100_000)))
         assert fit is not None, f"seed {seed}: the last retry did not settle"
         Q, var = reference_q(K, y, n_classes, method)
         a = to_vector(fit.alpha, var)
@@ -290,6 +289,15 @@ def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method
         assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))
         assert max_kkt(Q, a, C) < 1e-7
     assert failed >= 3, f"only {failed} of 20 budgeted finishes failed: nothing was tested"
+
+
+def test_the_engine_ends_the_finish_retries_with_the_last_one_on_the_whole_budget():
+    from isvm.loo.driver import _finish_retries
+
+    assert _finish_retries(DEFAULT_SETTINGS, 10_000) == ((1e-5, 1000), (1e-7, 1000), (1e-9, 10_000))
+    assert _finish_retries(DEFAULT_SETTINGS, 500) == ((1e-5, 500), (1e-7, 500), (1e-9, 500))
+    off = replace(DEFAULT_SETTINGS, finish_last_retry_tol=0.0)
+    assert _finish_retries(off, 10_000) == ((1e-5, 1000), (1e-7, 1000))
 
 
 @pytest.mark.parametrize("tol", [-1e-9, float("nan")])

@@ -521,10 +521,7 @@ def _full_fit(
             max_free=settings.finish_max_free_dear
             if path.dear_cd and job.coupled
             else settings.finish_max_free,
-            retry_max_epochs=min(job.cap, 1000),
-            last_retry=None
-            if settings.finish_last_retry_tol <= 0.0
-            else (settings.finish_last_retry_tol, job.cap),
+            retries=_finish_retries(settings, job.cap),
             seed=seed,
             previous=path.previous,
         )
@@ -565,6 +562,15 @@ def _full_fit(
         )
         epochs += more
     return optimum, epochs, converged
+
+
+def _finish_retries(settings: LooSettings, cap: int) -> tuple[tuple[float, int], ...]:
+    """The finish's cd restarts, (tol, epochs) each: 1e-5 and 1e-7 on at most 1,000
+    epochs, then ``settings.finish_last_retry_tol`` (unless 0) on the fit's whole budget."""
+    budgeted = ((1e-5, min(cap, 1000)), (1e-7, min(cap, 1000)))
+    if settings.finish_last_retry_tol <= 0.0:
+        return budgeted
+    return (*budgeted, (settings.finish_last_retry_tol, cap))
 
 
 def _hand_back(

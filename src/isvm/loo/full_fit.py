@@ -217,9 +217,7 @@ def exact_full_fit(
     settings: LooSettings = DEFAULT_SETTINGS,
     max_iter: int = 10,
     max_free: int = 3000,
-    retry_tols: tuple[float, ...] = (1e-5, 1e-7),
-    retry_max_epochs: int = 1000,
-    last_retry: tuple[float, int] | None = None,
+    retries: tuple[tuple[float, int], ...] = ((1e-5, 1000), (1e-7, 1000)),
     seed: int = 0,
     previous: FullOptimum | None = None,
 ) -> FullOptimum | None:
@@ -232,15 +230,15 @@ def exact_full_fit(
     those of ``previous`` where given (the optimum at the previous C of a path,
     usually a few changes away; at most ``settings.finish_previous_max_iter`` steps), then those
     guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
-    an M-matrix), so after ``max_iter`` steps the start is improved by cd at each of
-    ``retry_tols`` in turn (at most ``retry_max_epochs`` epochs each) and the steps
-    retried; then, with ``last_retry`` = (tol, epochs), once more from a cd solution
-    at that tol and on that budget: on a dense kernel's ill-conditioned dual 1,000
-    epochs may not get near enough for the sets to settle, and without the finish
-    every fold pays cd on that dual (vowel Ns 500 [0, 1] ISVM at C = 5.6: 279 s of cd
-    folds, against 10 s for this last try, the finish and its fold updates;
-    docs/benchmarks.md, round 23). Returns None when they never settle or the free
-    set exceeds ``max_free`` variables (the caller keeps its cd solution).
+    an M-matrix), so after ``max_iter`` steps the start is improved by cd to each of
+    ``retries``' (tol, epochs) in turn and the steps retried. The engine ends them with
+    a tight solve on the fit's whole epoch budget (``LooSettings.finish_last_retry_tol``):
+    on a dense kernel's ill-conditioned dual 1,000 epochs may not get near enough for
+    the sets to settle, and without the finish every fold pays cd on that dual (vowel
+    Ns 500 [0, 1] ISVM at C = 5.6: 279 s of cd folds, against 10 s for that last try,
+    the finish and its fold updates; docs/benchmarks.md, round 23). Returns None when
+    they never settle or the free set exceeds ``max_free`` variables (the caller keeps
+    its cd solution).
 
     The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
     they free; when (outside variables) x |F| is at most
@@ -253,10 +251,7 @@ def exact_full_fit(
     prob = problem_of(K, coding, var_i, var_j)
     extra = 0
     alpha = np.array(alpha0, dtype=np.float64)
-    retries = [(tol, retry_max_epochs) for tol in retry_tols]
-    if last_retry is not None:
-        retries.append(last_retry)
-    for attempt, (tol, budget) in enumerate([(None, 0), (None, 0), *retries]):
+    for attempt, (tol, budget) in enumerate(((None, 0), (None, 0), *retries)):
         if attempt == 0 and previous is None:
             continue
         if tol is not None:
