@@ -26,11 +26,10 @@ import inspect
 import time
 
 import numpy as np
+from _cells import paper_subsample, parse_cell
 from numba import njit
 
 import isvm.loo.driver as driver
-from isvm.data import load_dataset
-from isvm.experiment.subsample import draw_subsamples
 from isvm.loo import c_grid, loo_grid
 from isvm.loo import fold_update as fu
 from isvm.loo import folds as fo
@@ -139,16 +138,12 @@ def main() -> None:
     parser.add_argument("--C", type=float, nargs="+", default=[5.1, 20.1, 45.1])
     parser.add_argument("--scaling", default="zscore", choices=["zscore", "minmax"])
     args = parser.parse_args()
-    parts = args.cell.split(":")
-    if len(parts) != 4 or not parts[1].isdigit():
-        parser.error(f"cell {args.cell!r} is not DATASET:NS:METHOD:GAMMA (e.g. yeast:500:isvm:5)")
+    cell = parse_cell(parser, args.cell, "yeast:500:isvm:5")
     missing = [C for C in args.C if not np.isclose(C_GRID, C).any() or C <= C_GRID[0]]
     if missing:
         parser.error(f"--C {missing}: each must be on the paper's grid (0.6, 1.1, ..., 49.6)")
-    name, ns, method, gamma = parts[0], int(parts[1]), parts[2], float(parts[3])
-    data = load_dataset(name, source="bundled", scaling=args.scaling)
-    idx = draw_subsamples(data.y, ns, 1, seed=2012, dataset=name)[0]
-    X, y = data.X[idx], data.y[idx]
+    ns, method, gamma = cell.ns, cell.method, cell.gamma
+    X, y = paper_subsample(cell, args.scaling)
     loo_grid(X, y, method, [gamma], C_GRID[::10])  # compile outside the timings
     with_scores = _first_face_loop(fu._face_solution)
     no_scores = _first_face_loop(_without_scores())

@@ -18,16 +18,12 @@ would switch.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 
 import numpy as np
+from _cells import paper_subsample, parse_cell, settings_from_json
 
 import isvm.loo.driver as driver
-from isvm.data import load_dataset
-from isvm.experiment.subsample import draw_subsamples
 from isvm.loo import c_grid, loo_grid
-from isvm.loo.settings import DEFAULT_SETTINGS
 
 
 def trace(X, y, method: str, gamma: float, Cs, settings) -> list[dict]:
@@ -64,25 +60,17 @@ def main() -> None:
     parser.add_argument("--scaling", default="zscore", choices=["zscore", "minmax"])
     parser.add_argument("--settings", default="{}", help="JSON object of LooSettings fields")
     args = parser.parse_args()
-    parts = args.cell.split(":")
-    if len(parts) != 4 or not parts[1].isdigit():
-        parser.error(f"cell {args.cell!r} is not DATASET:NS:METHOD:GAMMA (e.g. vowel:500:isvm:5)")
-    try:
-        settings = dataclasses.replace(DEFAULT_SETTINGS, **json.loads(args.settings))
-    except (json.JSONDecodeError, TypeError) as err:
-        parser.error(f"--settings must be a JSON object of LooSettings fields: {err}")
+    cell = parse_cell(parser, args.cell, "vowel:500:isvm:5")
+    settings = settings_from_json(parser, args.settings, "--settings")
     grid = c_grid(0.1, 50.0, 0.5)
     Cs = grid[(grid >= args.C[0] - 1e-9) & (grid <= args.C[1] + 1e-9)]
     if Cs.shape[0] == 0:
         parser.error(
             f"--C {args.C[0]:g} {args.C[1]:g}: no C of the paper's grid (0.1, 0.6, ..., 49.6)"
         )
-    name, ns, method, gamma = parts
-    data = load_dataset(name, source="bundled", scaling=args.scaling)
-    idx = draw_subsamples(data.y, int(ns), 1, seed=2012, dataset=name)[0]
-    X, y = data.X[idx], data.y[idx]
-    loo_grid(X, y, method, [float(gamma)], Cs[:2], settings=settings)  # compile first
-    rows = trace(X, y, method, float(gamma), Cs, settings)
+    X, y = paper_subsample(cell, args.scaling)
+    loo_grid(X, y, cell.method, [cell.gamma], Cs[:2], settings=settings)  # compile first
+    rows = trace(X, y, cell.method, cell.gamma, Cs, settings)
     print(f"{args.cell}, {args.scaling}, settings {args.settings}; one thread")
     print("C | mode | s | iterations | full-fit epochs | fold epochs mean / max | free | ms/fold")
     spent: dict[str, float] = {}

@@ -14,12 +14,10 @@ vowel:500:isvm:10 [--scaling zscore]``.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import time
 
-from isvm.data import load_dataset
-from isvm.experiment.subsample import draw_subsamples
+from _cells import paper_subsample, parse_cell, settings_from_json
+
 from isvm.loo import c_grid, loo_grid
 from isvm.loo.settings import DEFAULT_SETTINGS
 
@@ -30,37 +28,27 @@ def main() -> None:
     parser.add_argument("cells", nargs="+", help="DATASET:NS:METHOD:GAMMA")
     parser.add_argument("--scaling", default="zscore", choices=["zscore", "minmax"])
     args = parser.parse_args()
-    try:
-        overrides = json.loads(args.overrides)
-        alt = dataclasses.replace(DEFAULT_SETTINGS, **overrides)
-    except (json.JSONDecodeError, TypeError) as err:
-        fields = ", ".join(f.name for f in dataclasses.fields(DEFAULT_SETTINGS))
-        parser.error(f"overrides must be a JSON object of LooSettings fields ({fields}): {err}")
-    for cell in args.cells:
-        parts = cell.split(":")
-        if len(parts) != 4 or not parts[1].isdigit():
-            parser.error(f"cell {cell!r} is not DATASET:NS:METHOD:GAMMA (e.g. vowel:500:isvm:10)")
+    alt = settings_from_json(parser, args.overrides, "overrides")
+    cells = [parse_cell(parser, cell, "vowel:500:isvm:10") for cell in args.cells]
     Cs = c_grid(0.1, 50.0, 0.5)
     print(f"overrides {args.overrides}; scaling {args.scaling}; {len(Cs)} C values")
     print(
         "cell | defaults s | overrides s | overrides/defaults | iterations | uncertified"
         " | same errors"
     )
-    for cell in args.cells:
-        name, ns, method, gamma = cell.split(":")
-        data = load_dataset(name, source="bundled", scaling=args.scaling)
-        idx = draw_subsamples(data.y, int(ns), 1, seed=2012, dataset=name)[0]
-        X, y = data.X[idx], data.y[idx]
-        loo_grid(X, y, method, [float(gamma)], Cs[::10])  # compile outside the timings
+    for text, cell in zip(args.cells, cells, strict=True):
+        X, y = paper_subsample(cell, args.scaling)
+        method, gamma = cell.method, cell.gamma
+        loo_grid(X, y, method, [gamma], Cs[::10])  # compile outside the timings
         runs = []
         for settings in (DEFAULT_SETTINGS, alt):
             start = time.perf_counter()
-            frame = loo_grid(X, y, method, [float(gamma)], Cs, settings=settings)
+            frame = loo_grid(X, y, method, [gamma], Cs, settings=settings)
             runs.append((time.perf_counter() - start, frame))
         (a, fa), (b, fb) = runs
         same = bool((fa.n_errors == fb.n_errors).all())
         print(
-            f"{cell} | {a:.2f} | {b:.2f} | {b / a:.2f} | "
+            f"{text} | {a:.2f} | {b:.2f} | {b / a:.2f} | "
             f"{fa.iterations.sum()} / {fb.iterations.sum()} | "
             f"{fa.n_uncertified.sum()} / {fb.n_uncertified.sum()} | {same}",
             flush=True,

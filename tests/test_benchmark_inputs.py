@@ -1,5 +1,5 @@
-"""The benchmark scripts that take a cell refuse bad input before any work, naming
-what is wrong (exit code 2, argparse's usage error)."""
+"""The benchmark scripts that take a cell (benchmarks/_cells.py) refuse bad input
+before any work, naming what is wrong (exit code 2, argparse's usage error)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
         ("fold_costs.py", ["iris:50:isvm:5", "--C", "5.3"], "on the paper's grid"),
         ("fold_costs.py", ["iris:50:isvm:5", "--C", "0.1"], "on the paper's grid"),
         ("mode_trace.py", ["iris-50"], "is not DATASET:NS:METHOD:GAMMA"),
+        ("mode_trace.py", ["iris:50:isvm:x"], "is not DATASET:NS:METHOD:GAMMA"),
+        ("settings_ab.py", ["{}", "iris:50"], "is not DATASET:NS:METHOD:GAMMA"),
+        ("settings_ab.py", ["[1]", "iris:50:isvm:5"], "JSON object of LooSettings"),
         (
             "mode_trace.py",
             ["iris:50:isvm:5", "--settings", '{"no_such_field": 1}'],

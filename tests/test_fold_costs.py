@@ -8,12 +8,13 @@ from pathlib import Path
 SCRIPT = Path(__file__).parents[1] / "benchmarks" / "fold_costs.py"
 
 
-def test_the_face_solve_without_scores_is_cut_from_the_engines_own():
+def test_the_face_solve_without_scores_is_cut_from_the_engines_own(monkeypatch):
     """The script times ``_face_solution`` with its score update cut out of the engine's
     source; if the engine's code moves, that cut must fail loudly, not time the same
     code twice."""
     import importlib.util
 
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # as run as a script: benchmarks/_cells.py
     spec = importlib.util.spec_from_file_location("fold_costs", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
