@@ -300,15 +300,20 @@ def test_the_engine_ends_the_finish_retries_with_the_last_one_on_the_whole_budge
     assert _finish_retries(off, 10_000) == ((1e-5, 1000), (1e-7, 1000))
 
 
-@pytest.mark.parametrize("tol", [-1e-9, float("nan")])
-def test_a_negative_last_retry_tol_is_refused(tol):
-    with pytest.raises(ValueError, match="finish_last_retry_tol must be at least 0"):
-        replace(DEFAULT_SETTINGS, finish_last_retry_tol=tol)
-
-
-def test_a_negative_previous_sets_limit_is_refused():
-    with pytest.raises(ValueError, match="finish_previous_max_iter must be at least 0"):
-        replace(DEFAULT_SETTINGS, finish_previous_max_iter=-1)
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("finish_last_retry_tol", -1e-9, "finish_last_retry_tol must be at least 0"),
+        ("finish_last_retry_tol", float("nan"), "finish_last_retry_tol must be at least 0"),
+        ("finish_previous_max_iter", -1, "finish_previous_max_iter must be at least 0"),
+        ("outside_max_entries", -1, "outside_max_entries must be at least 0"),
+        ("active_pd_max_touched", -1, "active_pd_max_touched must be at least 0"),
+        ("prev_try_sample", 0, "prev_try_sample must be at least 1"),
+    ],
+)
+def test_out_of_range_settings_are_refused(setting, value, message):
+    with pytest.raises(ValueError, match=message):
+        replace(DEFAULT_SETTINGS, **{setting: value})
 
 
 def test_folds_along_the_c_path_stay_on_the_update_path():
@@ -494,11 +499,6 @@ def test_gather_copies_the_indexed_block_in_runs_or_one_by_one(layout):
     _gather(A, rows, columns, big[2:27, 1 : 1 + columns.shape[0]])
     assert np.array_equal(big[2:27, 1 : 1 + columns.shape[0]], expected)
     assert (big[:2] == -1).all() and (big[27:] == -1).all() and (big[:, 0] == -1).all()
-
-
-def test_negative_outside_budget_is_refused():
-    with pytest.raises(ValueError, match="outside_max_entries must be at least 0"):
-        replace(DEFAULT_SETTINGS, outside_max_entries=-1)
 
 
 def test_a_ridged_fold_minimiser_starts_cd_and_keeps_the_loo_exact(monkeypatch):

@@ -536,11 +536,6 @@ def test_prev_try_rule_changes_no_prediction(monkeypatch):
     assert ((pa != ref) <= (gap < NEAR_TIE)).all()
 
 
-def test_prev_try_sample_below_one_is_refused():
-    with pytest.raises(ValueError, match="prev_try_sample must be at least 1"):
-        dataclasses.replace(DEFAULT_SETTINGS, prev_try_sample=0)
-
-
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 @pytest.mark.parametrize("C", [0.3, 5.0])
 @pytest.mark.parametrize("duplicates", [True, False])

@@ -168,6 +168,11 @@ class LooSettings:
                 f"LooSettings.finish_last_retry_tol must be at least 0 (0: no last retry), "
                 f"got {self.finish_last_retry_tol!r}"
             )
+        if self.active_pd_max_touched < 0:
+            raise ValueError(
+                f"LooSettings.active_pd_max_touched must be at least 0 (freed outside "
+                f"variables before the decremental path), got {self.active_pd_max_touched!r}"
+            )
         if self.prev_try_sample < 1:
             raise ValueError(
                 f"LooSettings.prev_try_sample must be at least 1 (every k-th fold), "
