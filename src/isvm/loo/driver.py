@@ -21,9 +21,11 @@ they stand (the dual has no equality constraint):
    optimum (seeded with the fold's own statuses at the previous C), and the
    decremental path (the point's multipliers scaled down to 0, one status change per
    step) where those stop making progress. Folds where the update gives up (step or
-   size budget, a singular face) fall back to cd from the better (by duality gap)
-   of the full solution with the point's multipliers removed and the fold's own
-   solution at the previous C, scaled by C/C_prev (:mod:`isvm.loo.folds`);
+   size budget, a singular face) keep the fold's own solution at the previous C,
+   moved as the full solution moved, where it proves the prediction at once, and
+   otherwise fall back to cd from the best (by duality gap) of that start, the full
+   solution with the point's multipliers removed and the fold's own solution at the
+   previous C, scaled by C/C_prev (:mod:`isvm.loo.folds`);
 4. **certified predictions**: for any feasible point of a fold's dual,
    ``||w - w*||^2 <= 2 (D* - D(alpha))``, bounded by the duality gap or, sharper at
    large C, per point by a model that the kernel's smallest eigenvalue over distinct

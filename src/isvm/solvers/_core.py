@@ -699,7 +699,7 @@ def nearby_order(row, var_i, index):
 
 
 @njit(cache=True)
-def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
+def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=False):
     """Permuted coordinate descent with shrinking (LIBLINEAR-style) until max KKT <= tol.
 
     Each epoch visits the active variables in a fresh random order and solves each
@@ -715,6 +715,8 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     then exact for the returned alpha (:func:`refresh_point_scores`). Its first epoch
     visits the variables of the points nearest the held-out one first and tries the
     certificate as its work allows (:func:`_nearby_try`), as :func:`block_epochs` does.
+    ``tried``: the caller tried the certificate on this very start, in vain, so the
+    try before the first epoch is skipped (it would fail the same way).
 
     Returns (epochs, converged, max violation, certified).
     """
@@ -733,7 +735,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target):
     epoch = 0
     viol = np.inf
     while epoch < max_epochs:
-        if cert_point >= 0:
+        if cert_point >= 0 and not (tried and epoch == 0):
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
@@ -978,7 +980,7 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
 
 
 @njit(cache=True)
-def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
+def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=False):
     """Block coordinate descent: each step solves one point's multipliers exactly.
 
     Points are visited in a fresh random order every epoch; a point whose
@@ -1013,7 +1015,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target):
     epoch = 0
     viol = np.inf
     while epoch < max_epochs:
-        if cert_point >= 0:
+        if cert_point >= 0 and not (tried and epoch == 0):  # (tried: as in cd_epochs)
             proved, viol = prove(prob, alpha, C, S, ssum, target)
             if proved:
                 return epoch, viol <= tol, viol, True
