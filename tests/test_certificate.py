@@ -24,7 +24,7 @@ from isvm.loo.certificate import duplicate_groups, kernel_geometry
 from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import FORMULATIONS, dual_matrix, get_formulation
 from isvm.seeding import rng
-from isvm.solvers import SolverState, problem_of, variable_list
+from isvm.solvers import SolverState, problem_of, run_solver, variable_list
 from isvm.solvers._core import (
     Blocks,
     Dual,
@@ -33,6 +33,7 @@ from isvm.solvers._core import (
     cd_epochs,
     prove,
     rng_state,
+    standing_bound,
     suboptimality,
     with_variables,
 )
@@ -161,8 +162,6 @@ def test_suboptimality_bounds_the_dual_gap_to_the_optimum(method, C):
     prob = problem_of(K, coding, var_i, var_j)
     gen = np.random.default_rng(6)
     state = SolverState.start(K, coding)
-    from isvm.solvers import run_solver
-
     run_solver(state, var_i, var_j, C, tol=1e-10, max_iter=100000, seed=1)
     for spread in (0.0, 1e-4, 1e-2, 1.0):
         alpha = np.clip(state.alpha + spread * C * gen.standard_normal(state.alpha.shape), 0, C)
@@ -555,9 +554,6 @@ def test_standing_bound_holds_for_every_larger_C(method, C, duplicates):
     is never below ``suboptimality``'s bound at C, and where the solution has no
     multiplier near C its models stand: below the duality gap up to 5 C. (With
     duplicate points of mixed labels some multipliers are at C at every C.)"""
-    from isvm.solvers import run_solver
-    from isvm.solvers._core import standing_bound
-
     if duplicates:
         X, y = _with_duplicates(5, n=24)
     else:
@@ -656,8 +652,6 @@ def test_a_start_tried_in_vain_is_not_tried_again(method):
     points = np.array([i for i in range(K.shape[0]) if i != p], dtype=np.int64)
     blocks = Blocks(points, coding.var_mask, coding.block_w, float(coding.block_sigma))
     full = SolverState.start(K, coding)
-    from isvm.solvers import run_solver
-
     run_solver(full, var_i, var_j, 1.0, tol=1e-10, max_iter=100000, seed=1)
 
     def start(spread):
