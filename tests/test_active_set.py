@@ -462,7 +462,13 @@ def test_shifted_fold_start_is_in_the_box_with_exact_scores(method):
         np.zeros((n, 3)),
     )
     step = PathStep(
-        C, C / C_prev, np.zeros(n, dtype=np.uint64), np.zeros(0, np.int8), *prev, np.ones(n, bool)
+        C,
+        C / C_prev,
+        np.zeros(n, dtype=np.uint64),
+        np.zeros(0, np.int8),
+        *prev,
+        np.ones(n, bool),
+        np.ones(n, bool),
     )
     clipped = 0
     for p in range(n):

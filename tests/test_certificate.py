@@ -512,6 +512,31 @@ def test_prev_try_rule_tries_all_folds_or_a_rotating_sample():
     np.testing.assert_array_equal(np.sum(masks, axis=0), np.ones(50))
 
 
+def test_shift_try_rule_keeps_the_folds_it_proved_and_samples_the_rest():
+    """In active-set mode every fold tries the shifted start until some have; then
+    those it proved when they last tried, and a rotating sample of the others. A fold
+    that did not try keeps its record."""
+    from isvm.loo.driver import _shift_outcomes, _shift_tries
+
+    s = DEFAULT_SETTINGS
+    k = s.prev_try_sample
+    assert _shift_tries(50, 3, None, s).all()
+    assert _shift_outcomes(np.full(50, -1, dtype=np.int8), None) is None
+    tries = np.full(50, -1, dtype=np.int8)
+    tries[:10] = 1
+    tries[10:20] = 0
+    proved = _shift_outcomes(tries, None)
+    np.testing.assert_array_equal(proved, np.arange(50) < 10)
+    masks = [_shift_tries(50, t, proved, s) for t in range(k)]
+    assert all(m[:10].all() for m in masks)
+    np.testing.assert_array_equal(np.sum(masks, axis=0)[10:], np.ones(40))
+    again = np.full(50, -1, dtype=np.int8)
+    again[5] = 0  # fold 5 tried and failed; 0-4 and 6-9 did not try: kept
+    np.testing.assert_array_equal(
+        _shift_outcomes(again, proved), (np.arange(50) < 10) & (np.arange(50) != 5)
+    )
+
+
 def test_prev_try_rule_changes_no_prediction(monkeypatch):
     """Letter Ns = 100 at gamma 5 (the paper's subsample 0, ISVM) runs cd folds, whose
     previous-C tries rarely prove anything at middle C: the rule must drop to the
@@ -711,3 +736,51 @@ def test_a_walked_zscore_path_matches_refits(method, monkeypatch):
     _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
     assert ((pred != ref) <= (gap < NEAR_TIE)).all()
     assert sum(at_once) > 40  # (1-vs-all and WW: then standing proofs, from C = 1.6 or 2.1)
+
+
+@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
+def test_active_set_folds_try_the_shifted_start_first(method, monkeypatch):
+    """In active-set mode along a C path, a fold first tries its solution at the
+    previous C moved as the full solution moved, and skips its active-set update where
+    that proves the prediction. Dense kernels (yeast's 8 z-scored features; glass's
+    for 1-vs-all) keep the path in active-set mode; predictions equal exact refits' at
+    every C, and the test asks that folds took that way, so it is exercised."""
+    from isvm.loo import c_grid, driver
+
+    name = "glass" if method == "ova" else "yeast"
+    data = load_dataset(name, source="bundled", scaling="zscore")
+    idx = rng(25, "test-certificate", "active-shift").choice(data.y.shape[0], 40, replace=False)
+    X, y = data.X[idx], data.y[idx]
+    real = driver.fit_folds
+    at_once, active = [], []
+
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
+        real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        if step.scale_prev > 0.0 and fac.status.shape[0] > 0:
+            active.append(step.C)
+            at_once.append(int(((out.epochs == 0) & out.certified).sum()))
+
+    monkeypatch.setattr(driver, "fit_folds", spy)
+    Cs = c_grid(0.1, 10.1, 0.5)
+    _, pred = loo_grid(X, y, method, [5.0], Cs, return_predictions=True)
+    _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
+    assert ((pred != ref) <= (gap < NEAR_TIE)).all()
+    assert len(active) >= 5, f"only {len(active)} grid points in active-set mode"
+    assert sum(at_once) > 20
+
+
+def test_a_skipped_update_carries_the_fold_statuses_to_the_new_c():
+    """``folds._rebased``: a fold's own status changes (against the full optimum's at
+    C_prev) are kept, every other variable takes the full optimum's status at C, as
+    the next update's warm guess reads them; nothing changes without a base."""
+    from isvm.loo.bundles import EXCLUDED, FREE, UPPER, ZERO
+    from isvm.loo.folds import _rebased
+
+    base = np.array([FREE, ZERO, UPPER, FREE, ZERO], dtype=np.int8)
+    now = np.array([UPPER, FREE, UPPER, FREE, ZERO], dtype=np.int8)
+    fold = np.array([FREE, FREE, EXCLUDED, ZERO, ZERO], dtype=np.int8)
+    assert _rebased(fold, base, now)
+    np.testing.assert_array_equal(fold, [UPPER, FREE, EXCLUDED, ZERO, ZERO])
+    kept = fold.copy()
+    assert not _rebased(fold, base[:0], now)
+    np.testing.assert_array_equal(fold, kept)

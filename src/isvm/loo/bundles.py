@@ -90,6 +90,9 @@ class PathStep(NamedTuple):
     # (N,) bool: whether fold p tries its own solution at C_prev before a cd start
     # (LooSettings.prev_try_min_share)
     try_prev: np.ndarray
+    # (N,) bool: whether fold p tries the shifted start before its active-set update
+    # (active-set mode; driver._shift_tries)
+    try_shift: np.ndarray
 
 
 class Certificate(NamedTuple):
@@ -110,6 +113,7 @@ class FoldOutput(NamedTuple):
     certified: np.ndarray  # (N,) bool, the certificate proves the prediction
     settled: np.ndarray  # (N,) bool, certified or converged to tol
     prev_try: np.ndarray  # (N,) int8, the try on C_prev's solution: -1 none, 0 failed, 1 proved
+    shift_try: np.ndarray  # (N,) int8, the shifted start before the update: the same codes
 
     @classmethod
     def empty(cls, n: int) -> FoldOutput:
@@ -118,5 +122,6 @@ class FoldOutput(NamedTuple):
             np.empty(n, dtype=np.int64),
             np.empty(n, dtype=np.bool_),
             np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.int8),
             np.empty(n, dtype=np.int8),
         )

@@ -239,6 +239,9 @@ class _Path:
     # the share of the folds that tried their solution at C_prev and were proved by it,
     # at the last grid point where some tried (settings.prev_try_min_share)
     prev_try_share: float = 1.0
+    # (N,) which folds the shifted start proved at the last grid point where they tried
+    # it before their active-set update (None: none tried yet)
+    shift_proved: NDArray[np.bool_] | None = None
 
     @property
     def first(self) -> bool:
@@ -425,6 +428,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
         base,
         *path.full_prev,
         _prev_tries(n, t, path.prev_try_share, job.settings),
+        _shift_tries(n, t, path.shift_proved, job.settings),
     )
     fac = optimum.factor(job.var_id) if optimum is not None and not path.cd_mode else NO_FACTOR
     out = FoldOutput.empty(n)
@@ -432,6 +436,7 @@ def _grid_point(job: _Job, path: _Path, t: int, gamma: float, C: float) -> tuple
     tried = int(np.count_nonzero(out.prev_try >= 0))
     if tried:
         path.prev_try_share = np.count_nonzero(out.prev_try == 1) / tried
+    path.shift_proved = _shift_outcomes(out.shift_try, path.shift_proved)
     _hand_back(job, path, t, out, 0 if first else full_epochs, state.alpha, C)
     path.all_certified = bool(out.certified.all())
     n_errors = int(np.count_nonzero(out.pred != job.y_idx))
@@ -460,6 +465,40 @@ def _prev_tries(n: int, t: int, share: float, settings: LooSettings) -> NDArray[
     index t, so each fold is sampled in turn): the sample notices when it pays again."""
     if share >= settings.prev_try_min_share:
         return np.ones(n, dtype=np.bool_)
+    return _rotating_sample(n, t, settings)
+
+
+def _shift_tries(
+    n: int, t: int, proved: NDArray[np.bool_] | None, settings: LooSettings
+) -> NDArray[np.bool_]:
+    """Which folds try the shifted start before their active-set update
+    (:class:`PathStep`): those it proved when they last tried it, and every
+    ``settings.prev_try_sample``-th of the others (offset by t, each in turn); all of
+    them before any tried. Yeast Ns 500 ISVM z-score, C = 25.1-40.6: it proves 73-82%
+    of the folds it proved at the previous C, 9-20% of the others, and a try that fails
+    costs up to a third of an update (its certificate spends every per-point model); on
+    [0, 1] features it proves next to none."""
+    if proved is None:
+        return np.ones(n, dtype=np.bool_)
+    return proved | _rotating_sample(n, t, settings)
+
+
+def _shift_outcomes(
+    tries: NDArray[np.int8], proved: NDArray[np.bool_] | None
+) -> NDArray[np.bool_] | None:
+    """:func:`_shift_tries`'s memory after a grid point: each fold that tried the
+    shifted start (``tries`` >= 0) records whether it proved it (1); the others keep
+    their record. None while no fold has tried."""
+    tried = tries >= 0
+    if not tried.any():
+        return proved
+    kept = np.zeros(tries.shape[0], dtype=np.bool_) if proved is None else proved.copy()
+    kept[tried] = tries[tried] == 1
+    return kept
+
+
+def _rotating_sample(n: int, t: int, settings: LooSettings) -> NDArray[np.bool_]:
+    """Every ``settings.prev_try_sample``-th of n folds, offset by the grid index t."""
     k = settings.prev_try_sample
     return np.arange(n) % k == t % k
 

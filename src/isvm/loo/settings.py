@@ -108,7 +108,9 @@ class LooSettings:
     #: grid point, only every ``prev_try_sample``-th fold tries it (turning with the grid
     #: point), the others go straight to their starts: on letter Ns 500 ISVM it proves
     #: 0-3% of the folds at a sixth of a cd fold's time each (round 17 in
-    #: docs/benchmarks.md), on vehicle Ns 500 up to 75% at large C (round 16)
+    #: docs/benchmarks.md), on vehicle Ns 500 up to 75% at large C (round 16). The same
+    #: sample picks, in active-set mode, which of the folds that their shifted start did
+    #: not prove when they last tried it try it again (:func:`isvm.loo.driver._shift_tries`)
     prev_try_min_share: float = 0.1
     prev_try_sample: int = 8
     #: along a C path the full fit's active-set finish starts from the previous C's sets,
