@@ -196,7 +196,9 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
 
     The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
     the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]`` and
-    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there.
+    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there. Where
+    ``step.try_shift[p]``, the shifted start is proved before it, and a proof skips the
+    solve (the statuses then carried to this C by :func:`_rebased`).
 
     ``out.settled[p]`` is True when the fold was certified or converged to tol. A fold
     that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
