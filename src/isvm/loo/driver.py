@@ -474,8 +474,8 @@ def _shift_tries(
     """Which folds try the shifted start before their active-set update
     (:class:`PathStep`): those it proved when they last tried it, and every
     ``settings.prev_try_sample``-th of the others (offset by t, each in turn); all of
-    them before any tried. Yeast Ns 500 ISVM z-score, C = 25.1-40.6: it proves 73-82%
-    of the folds it proved at the previous C, 9-20% of the others, and a try that fails
+    them before any tried. Yeast Ns 500 ISVM z-score, C = 25.1-26.1 and 40.6: it proves 75-82%
+    of the folds it proved at the previous C, 19-21% of the others, and a try that fails
     costs up to a third of an update (its certificate spends every per-point model); on
     [0, 1] features it proves next to none."""
     if proved is None:
