@@ -51,6 +51,14 @@ def _with_duplicates(seed: int, n: int = 30, n_classes: int = 3, m: int = 4):
     return X, y
 
 
+def _twenty_four(duplicates: bool):
+    """24 z-scored clustered points of 3 classes, with exact duplicates or without."""
+    if duplicates:
+        return _with_duplicates(5, n=24)
+    X, y = clustered(5, 24, 3)
+    return (X - X.mean(axis=0)) / X.std(axis=0), y
+
+
 def _projection_radius(K: np.ndarray, p: int) -> float:
     """||P phi_p||, P onto span{phi_q: q != p}, by least squares on K (independent)."""
     keep = np.arange(K.shape[0]) != p
@@ -158,6 +166,9 @@ def test_suboptimality_bounds_the_dual_gap_to_the_optimum(method, C):
         geo.group_mixed,
         coding.block_w,
         float(coding.block_sigma),
+        0.0,
+        np.ones(0, bool),
+        np.zeros((2, 0)),
     )
     prob = problem_of(K, coding, var_i, var_j)
     gen = np.random.default_rng(6)
@@ -579,18 +590,14 @@ def test_standing_bound_holds_for_every_larger_C(method, C, duplicates):
     is never below ``suboptimality``'s bound at C, and where the solution has no
     multiplier near C its models stand: below the duality gap up to 5 C. (With
     duplicate points of mixed labels some multipliers are at C at every C.)"""
-    if duplicates:
-        X, y = _with_duplicates(5, n=24)
-    else:
-        X, y = clustered(5, 24, 3)
-        X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X, y = _twenty_four(duplicates)
     K = rbf_kernel(X, gamma=5.0)
     coding = get_formulation(method).encode(y, 3)
     var_i, var_j = variable_list(coding)
     geo = kernel_geometry(K, *duplicate_groups(X, y))
     target = Target(
         4, np.eye(3), 1.0, geo.floor, geo.group, geo.group_mixed, coding.block_w,
-        float(coding.block_sigma),
+        float(coding.block_sigma), 0.0, np.ones(0, bool), np.zeros((2, 0)),
     )  # fmt: skip
     prob = problem_of(K, coding, var_i, var_j)
     mask = coding.var_mask.ravel()
@@ -668,7 +675,7 @@ def test_a_start_tried_in_vain_is_not_tried_again(method):
     p = 7
     target = Target(
         p, np.eye(3), 1.0, geo.floor, geo.group, geo.group_mixed, coding.block_w,
-        float(coding.block_sigma),
+        float(coding.block_sigma), 0.0, np.ones(0, bool), np.zeros((2, 0)),
     )  # fmt: skip
     var_i, var_j = variable_list(coding)
     keep = var_i != p
@@ -784,3 +791,133 @@ def test_a_skipped_update_carries_the_fold_statuses_to_the_new_c():
     kept = fold.copy()
     assert not _rebased(fold, base[:0], now)
     np.testing.assert_array_equal(fold, kept)
+
+
+@pytest.mark.parametrize("C", [0.3, 5.0])
+@pytest.mark.parametrize("duplicates", [True, False])
+def test_column_bounds_hold_class_by_class_and_prove_only_the_optimum(C, duplicates):
+    """1-vs-all's dual is one problem per class: ``column_bounds`` gives each class's
+    column a bound on ``D_d*(C') - D_d(alpha)`` (each class's QP solved on its own, at C
+    and at larger C' through the rates), summed never above ``suboptimality``'s, and
+    ``prove_by_column`` certifies only the optimum's prediction, at every point where
+    the bound over all columns does and more
+    (strictly more at C = 0.3 in this test's near- and far-from-optimal points), writing
+    the columns it waits on."""
+    from isvm.solvers._core import column_bounds, prove_by_column, refresh_point_scores
+
+    X, y = _twenty_four(duplicates)
+    K = rbf_kernel(X, gamma=5.0)
+    formulation = get_formulation("ova")
+    coding = formulation.encode(y, 3)
+    var_i, var_j = variable_list(coding)
+    geo = kernel_geometry(K, *duplicate_groups(X, y))
+    kappa = formulation.score_diff_norm
+    prob = problem_of(K, coding, var_i, var_j)
+    mask = coding.var_mask.ravel()
+    Q = dual_matrix(K, coding)[np.ix_(mask, mask)]
+    state = SolverState.start(K, coding)
+    run_solver(state, var_i, var_j, C, tol=1e-12, max_iter=100000, seed=1)
+    optimum_pred = (state.S.T).argmax(axis=1)
+    per_class = {}
+    for larger in (C, 2 * C, 10 * C):
+        per_class[larger] = [
+            (sel, dual_qp(Q[np.ix_(sel, sel)], larger)) for sel in (var_j == d for d in range(3))
+        ]
+    gen = np.random.default_rng(9)
+    by_column_proved = plain_proved = 0
+    for spread in (0.0, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0):
+        alpha = np.clip(state.alpha + spread * C * gen.standard_normal(state.alpha.shape), 0, C)
+        alpha[~coding.var_mask] = 0
+        s = SolverState.start(K, coding, alpha)
+        a = alpha[var_i, var_j]
+        target0 = _column_target(geo, coding, kappa, 0)
+        bound, rate = np.zeros(3), np.zeros(3)
+        column_bounds(prob, alpha, C, s.S, target0, bound, rate, False)  # standing
+        sharp = np.zeros(3)
+        column_bounds(prob, alpha, C, s.S, target0, sharp, np.zeros(3))  # group models
+        assert (rate >= 0).all() and (sharp <= bound + 1e-12).all()
+        whole, _ = suboptimality(prob, alpha, C, s.S, s.ssum, target0, 0.0, np.inf)
+        assert sharp.sum() <= whole * (1 + 1e-12) + 1e-12
+        for larger, parts in per_class.items():
+            for d, (sel, x) in enumerate(parts):
+                gap = (x.sum() - 0.5 * x @ Q[np.ix_(sel, sel)] @ x) - (
+                    a[sel].sum() - 0.5 * a[sel] @ Q[np.ix_(sel, sel)] @ a[sel]
+                )
+                slack = 1e-8 * max(1.0, abs(gap))
+                assert bound[d] + (larger - C) * rate[d] >= gap - slack
+                assert larger != C or sharp[d] >= gap - slack
+        for p in range(K.shape[0]):
+            target = _column_target(geo, coding, kappa, p)
+            S, ssum = s.S.copy(), s.ssum.copy()
+            refresh_point_scores(p, var_i, var_j, alpha, *prob[3:], K, S, ssum)
+            proved, _ = prove_by_column(prob, alpha, C, S, ssum, target)
+            plain, _ = prove(
+                prob, alpha, C, S.copy(), ssum.copy(), target._replace(column_factor=0.0)
+            )
+            if proved:
+                assert S[:, p].argmax() == optimum_pred[p]
+                assert not target.column_need.any()
+            else:
+                assert target.column_need[S[:, p].argmax()] and target.column_need.sum() >= 2
+            by_column_proved += proved
+            plain_proved += plain
+            assert proved or not plain
+    assert by_column_proved >= plain_proved
+    if C == 0.3:  # many multipliers at C: the gap spread over the classes
+        assert by_column_proved > plain_proved
+
+
+def _column_target(geo, coding, kappa: float, p: int) -> Target:
+    """Point p's target for 1-vs-all with the certificate class by class (radius 1)."""
+    return Target(
+        p, np.eye(3), kappa, geo.floor, geo.group, geo.group_mixed, coding.block_w,
+        float(coding.block_sigma), 1.0 / kappa, np.ones(3, bool), np.zeros((2, 0)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("spread", [0.03, 0.3])
+def test_cd_tries_by_column_are_cached_exactly_and_prove_the_optimum(spread):
+    """A 1-vs-all held-out cd solve certified class by class steps the columns its verdict
+    waits on first, and its tries re-sum only the columns stepped since the last one
+    (``Target.column_cache``): every epoch count, verdict and multiplier is the same as
+    with every try summed afresh, and a certified prediction is the exact fold
+    optimum's (the fold solved on its own to 1e-12)."""
+    X, y = _with_duplicates(4, n=40, m=6)
+    K = rbf_kernel(X, gamma=5.0)
+    formulation = get_formulation("ova")
+    coding = formulation.encode(y, 3)
+    geo = kernel_geometry(K, *duplicate_groups(X, y))
+    var_i, var_j = variable_list(coding)
+    prob = problem_of(K, coding, var_i, var_j)
+    full = SolverState.start(K, coding)
+    run_solver(full, var_i, var_j, 1.0, tol=1e-10, max_iter=100000, seed=1)
+    kappa = formulation.score_diff_norm
+    proved = stepped = 0
+    for p in range(0, 40, 3):
+        keep = var_i != p
+        fold = with_variables(prob, var_i[keep], var_j[keep])
+        alpha = full.alpha.copy()
+        alpha = np.clip(alpha + spread * np.random.default_rng(p).random(alpha.shape), 0, 1.0)
+        alpha[p] = 0.0
+        alpha[~coding.var_mask] = 0.0
+        start = SolverState.start(K, coding, alpha)
+        results = []
+        for cache in (np.full((2, 3), np.nan), np.zeros((2, 0))):
+            target = _column_target(geo, coding, kappa, p)._replace(column_cache=cache)
+            dual = Dual(start.alpha.copy(), start.S.copy(), start.ssum.copy())
+            result = cd_epochs(fold, 1.0, dual, 1e-8, 500, rng_state(5), True, target)
+            results.append((result, dual))
+        (cached, cached_dual), (plain, plain_dual) = results
+        assert cached == plain
+        stepped += cached[0] >= 1
+        for a, b in zip(cached_dual, plain_dual, strict=True):
+            np.testing.assert_array_equal(a, b)
+        if cached[3]:
+            proved += 1
+            exact = SolverState.start(K, coding)  # p's multipliers stay 0: not listed
+            run_solver(exact, var_i[keep], var_j[keep], 1.0, tol=1e-12, max_iter=100000, seed=1)
+            Sp = np.zeros(3)
+            for i in range(40):
+                Sp += exact.alpha[i] * np.where(y[i] == np.arange(3), 1.0, -1.0) * K[i, p]
+            assert cached_dual.S[:, p].argmax() == Sp.argmax()
+    assert proved >= 5 and stepped >= 3

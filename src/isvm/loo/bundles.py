@@ -71,7 +71,9 @@ class FoldStore(NamedTuple):
     status_ok: np.ndarray  # (N,) bool, whether ``status`` is an exact fold optimum's
     #: (N, 3): the standing proof of each fold's stored solution, (C it was made at, 0:
     #: none yet, -1: its bound did not prove it, nor will at a larger C; the bound
-    #: there; its growth per unit of C), from :func:`isvm.solvers._core.standing_bound`
+    #: there; its growth per unit of C), from :func:`isvm.solvers._core.standing_bound`;
+    #: (N, 3 + 2D) where the folds certify column by column (``Certificate.column_factor``):
+    #: then each column's bound (from 3 on) and growth (from 3 + D on) instead
     proof: np.ndarray
 
 
@@ -103,6 +105,9 @@ class Certificate(NamedTuple):
     floor: np.ndarray  # (N,) per-point eigenvalue floors (:mod:`isvm.loo.certificate`)
     group: np.ndarray  # (N,) int64 group of identical points, -1 alone
     group_mixed: np.ndarray  # (G,) bool, the group's labels differ
+    #: ``Target.column_factor``: 1 / kappa where the dual is separate problems by coding
+    #: column (1-vs-all) and the folds certify class by class; 0 otherwise
+    column_factor: float
 
 
 class FoldOutput(NamedTuple):

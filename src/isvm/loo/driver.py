@@ -85,7 +85,7 @@ from isvm.loo.inputs import encode_labels, grid_kernels
 from isvm.loo.records import GRID_COLUMNS, GridRow
 from isvm.loo.separable import ClassPart, exact_separable_fit, separable_parts
 from isvm.loo.settings import DEFAULT_SETTINGS, FoldSettings, LooSettings
-from isvm.methods import Coding, Formulation, get_formulation
+from isvm.methods import Coding, Formulation, get_formulation, separable_by_column
 from isvm.seeding import derive_seed
 from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, problem_of, run_solver, variable_list
 from isvm.solvers._core import Blocks, Dual, Problem
@@ -385,21 +385,37 @@ def _job(
     )
 
 
+def _column_factor(job: _Job) -> float:
+    """The certificate's ``column_factor``: 1 / kappa where the dual is separate problems
+    by coding column and the decision reads each column as its class (1-vs-all), so the
+    folds certify class by class; 0 otherwise or where the settings say no."""
+    by_column = (
+        job.settings.certify_by_column
+        and separable_by_column(job.coding)
+        and job.A.shape[0] == job.A.shape[1]
+        and bool(np.all(job.A == np.eye(job.A.shape[0])))
+    )
+    return 1.0 / job.cfg.kappa if by_column else 0.0
+
+
 def _start_path(job: _Job, K: NDArray[np.float64], group, group_mixed) -> _Path:
     """A gamma's path before its first C: the problem, the certificate's geometry, an
     empty fold store."""
     n, n_classes = job.n, job.coding.var_mask.shape[1]
     geometry = kernel_geometry(K, group, group_mixed)
+    column_factor = _column_factor(job)
+    # a standing proof: (C, bound, rate), or per column (C, -, -, bounds, rates)
+    proof_width = 3 + (2 * job.coding.n_columns if column_factor > 0.0 else 0)
     return _Path(
         prob=problem_of(K, job.coding, job.var_i, job.var_j),
-        cert=Certificate(job.A, job.cfg.kappa * geometry.radius, *geometry[1:]),
+        cert=Certificate(job.A, job.cfg.kappa * geometry.radius, *geometry[1:], column_factor),
         store=FoldStore(
             np.zeros((n, n, n_classes)),
             np.zeros((n, job.coding.n_columns, n)),
             np.zeros((n, n)),
             np.zeros((n, job.var_i.shape[0]), dtype=np.int8),  # statuses at the previous C
             np.zeros(n, dtype=np.bool_),
-            np.zeros((n, 3)),  # no standing proofs yet
+            np.zeros((n, proof_width)),  # no standing proofs yet
         ),
     )
 

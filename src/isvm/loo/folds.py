@@ -87,8 +87,21 @@ def _fold_problem(p, prob):
 @njit(cache=True)
 def _target(p, cert, blocks):
     """What fold p's solves certify against: its point, radius and the kernel's geometry."""
-    _, radius, floor, group, mixed = cert
-    return Target(p, cert.A, radius[p], floor, group, mixed, blocks.w, blocks.sigma)
+    _, radius, floor, group, mixed, column_factor = cert
+    n_cols = cert.A.shape[0] if column_factor > 0.0 else 0
+    return Target(
+        p,
+        cert.A,
+        radius[p],
+        floor,
+        group,
+        mixed,
+        blocks.w,
+        blocks.sigma,
+        column_factor,
+        np.ones(n_cols, dtype=np.bool_),
+        np.full((2, n_cols), np.nan),
+    )
 
 
 @njit(cache=True)
@@ -177,17 +190,26 @@ STANDING_MARGIN = 1e-9
 
 
 @njit(cache=True)
-def _still_proved(p, A, proof, S, C, scale):
+def _still_proved(p, proof, S, C, target):
     """Whether fold p's standing proof ``proof`` (made at a C no larger than this one by
-    :func:`isvm.solvers._core.standing_bound`, on the solution whose scores are S) still
-    proves its prediction at C, without a pass over the variables: where it does,
-    :func:`_core.prove` at C would prove it too (its bound is at most the standing
-    one), so the fold keeps its solution and prediction, as that try would."""
-    made, bound, rate = proof[0], proof[1], proof[2]
+    :func:`isvm.solvers._core.standing_bound`, or column by column by
+    :func:`isvm.solvers._core.column_bounds` where ``target.column_factor > 0``, on the
+    solution whose scores are S) still proves its prediction at C, without a pass over
+    the variables: where it does, :func:`_core.prove` at C would prove it too (its bound
+    is at most the standing one), so the fold keeps its solution and prediction, as
+    that try would."""
+    made = proof[0]
     if made <= 0.0 or C < made:
         return False
-    grown = (bound + (C - made) * rate) * (1.0 + STANDING_MARGIN)
-    return _core.certify(p, A, S, grown, scale)[1]
+    if target.column_factor > 0.0:
+        n_cols = target.A.shape[0]
+        grown = np.empty(n_cols)
+        for d in range(n_cols):
+            grown[d] = (proof[3 + d] + (C - made) * proof[3 + n_cols + d]) * (1.0 + STANDING_MARGIN)
+        r = target.scale * target.column_factor
+        return _core.certify_by_column(p, target.A, S, grown, r, target.column_need[:0])
+    grown = (proof[1] + (C - made) * proof[2]) * (1.0 + STANDING_MARGIN)
+    return _core.certify(p, target.A, S, grown, target.scale)[1]
 
 
 @njit(cache=True)
@@ -214,7 +236,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     if (
         fac.status.shape[0] == 0
         and tries
-        and _still_proved(p, A, store.proof[p], store.S[p], C, target.scale)
+        and _still_proved(p, store.proof[p], store.S[p], C, target)
     ):
         # cd mode (no active-set update first): what the try on the stored solution
         # below would give, without its pass over the variables; the stored solution,
@@ -293,11 +315,25 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
         # a standing proof for the kept solution, made here at C; -1 where its bound
         # does not prove it: for the same multipliers the bound only grows with C, so
         # it is not computed again until the fold's solution changes
-        bound, rate = _core.standing_bound(fold, alpha, C, S, ssum, target)
+        if target.column_factor > 0.0:  # per column: bounds at 3.., their rates after
+            n_cols = A.shape[0]
+            store.proof[p, 3:] = 0.0
+            _core.column_bounds(
+                fold,
+                alpha,
+                C,
+                S,
+                target,
+                store.proof[p, 3 : 3 + n_cols],
+                store.proof[p, 3 + n_cols :],
+                False,  # groups by their gap terms: the rates are theirs
+            )
+        else:
+            bound, rate = _core.standing_bound(fold, alpha, C, S, ssum, target)
+            store.proof[p, 1] = bound
+            store.proof[p, 2] = rate
         store.proof[p, 0] = C
-        store.proof[p, 1] = bound
-        store.proof[p, 2] = rate
-        if not _still_proved(p, A, store.proof[p], S, C, target.scale):
+        if not _still_proved(p, store.proof[p], S, C, target):
             store.proof[p, 0] = -1.0
     shifted = not exact and not settled_prev and shift_ready
     start_tried = False  # the start the solve below begins from was proved in vain

@@ -150,6 +150,11 @@ class LooSettings:
     #: dense factorisation is cheap and L small fits cost more in overhead: vowel Ns
     #: 200 [0, 1], about 240 free, 3.8-4.4 s against 3.3 s of full fits)
     separable_min_free: int = 1000
+    #: where the dual is L separate problems (1-vs-all), the folds' certificates bound
+    #: each class's score by its own column's suboptimality
+    #: (:func:`isvm.solvers._core.prove_by_column`) instead of one bound for all columns
+    #: (False: the one bound, for benchmarks and checks)
+    certify_by_column: bool = True
     #: times a settled but singular face may be reduced by pinning null directions
     #: (:func:`isvm.loo.full_fit.pin_null_directions`)
     pin_rounds: int = 2

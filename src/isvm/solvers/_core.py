@@ -83,6 +83,18 @@ class Target(NamedTuple):
     group_mixed: np.ndarray  # (G,) bool, the group's labels differ
     block_w: np.ndarray  # (N, L) each point's block direction (Coding.block_w)
     block_sigma: float  # block coupling (Coding.block_sigma)
+    #: > 0 where the dual is separate problems by coding column (1-vs-all): each column's
+    #: score at the point then moves by at most ``scale * column_factor`` times the norm
+    #: of its own column's change, and :func:`prove` certifies class by class
+    #: (:func:`prove_by_column`); 0: one bound for all columns
+    column_factor: float
+    #: (D,) scratch that :func:`prove_by_column` writes: the columns whose bounds its
+    #: verdict still waits on (those :func:`cd_epochs` then steps first)
+    column_need: np.ndarray
+    #: (2, D) scratch of a cd solve's certificate tries: each column's bound and largest
+    #: KKT violation at the last try, NaN where a step in the column made them stale
+    #: (:func:`prove_by_column` with ``cached``)
+    column_cache: np.ndarray
 
 
 class StochasticRule(NamedTuple):
@@ -105,6 +117,9 @@ NO_TARGET = Target(
     np.zeros(0, np.bool_),
     np.zeros((1, 1)),
     0.0,
+    0.0,
+    np.ones(1, np.bool_),
+    np.zeros((2, 0)),
 )
 
 # ---------------------------------------------------------------- random numbers
@@ -286,7 +301,7 @@ def optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum):
 
 
 @njit(cache=True, _nrt=False)
-def refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum):
+def refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum, stale=None):
     """Recompute ``S[:, p]`` (and ``ssum[p]``) exactly from ``alpha`` over the listed variables.
 
     A held-out point's scores kept by incremental steps are the full fit's scores
@@ -295,9 +310,13 @@ def refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum):
     training point (its true scores are of the order of its largest K[i, p], which
     can be 1e-40). Summed afresh here, in variable order, O(number of variables).
     The fold's own gradients never read column p, so overwriting it is safe.
+    ``stale`` (D,): only those columns (a dual without a mean term), the same sums in
+    the same order, so a column not stepped since its last refresh keeps exactly the
+    value this one would give it (:func:`prove_by_column`'s cached tries).
     """
     for d in range(S.shape[0]):
-        S[d, p] = 0.0
+        if stale is None or stale[d]:
+            S[d, p] = 0.0
     total = 0.0
     for v in range(var_i.shape[0]):
         i = var_i[v]
@@ -307,7 +326,7 @@ def refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum):
             k = a * K[i, p]
             for t in range(2):
                 col = cols[i, j, t]
-                if col >= 0:
+                if col >= 0 and (stale is None or stale[col]):
                     S[col, p] += k * vals[i, j, t]
                     total += k * vals[i, j, t]
     if c != 0.0:
@@ -590,21 +609,215 @@ def standing_bound(prob, alpha, C, S, ssum, target):
 
 
 @njit(cache=True)
-def prove(prob, alpha, C, S, ssum, target):
+def prove(prob, alpha, C, S, ssum, target, cached=False):
     """(certified, max KKT violation) of the held-out ``target.point`` at ``alpha``.
 
     Sums the point's scores afresh (:func:`refresh_point_scores`), then bounds
     ``D* - D(alpha)`` (:func:`suboptimality`), spending the per-point models only
     where a point's gap terms exceed a quarter of what the certificate can afford
     spread over the points, and only until the verdict is decided, and certifies
-    (:func:`certify`).
+    (:func:`certify`). Where the dual is separate problems by coding column
+    (``target.column_factor > 0``), class by class first (:func:`prove_by_column`).
     """
+    if target.column_factor > 0.0:
+        return prove_by_column(prob, alpha, C, S, ssum, target, cached)
     K, var_i, var_j, cols, vals, c = prob
     p, A, scale = target.point, target.A, target.scale
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
     need, tau = affordable(target, S, K.shape[0])
     bound, viol = suboptimality(prob, alpha, C, S, ssum, target, tau, need)
     return certify(p, A, S, bound, scale)[1], viol
+
+
+@njit(cache=True, _nrt=False)
+def _column_model(g, a, C, lam):
+    """``max g d - lam/2 d^2`` over ``0 <= a + d <= C`` and whether its maximiser is at
+    the upper bound (one variable of :func:`column_bounds`)."""
+    d = g / lam
+    at_upper = d >= C - a
+    if d < -a:
+        d = -a
+    elif at_upper:
+        d = C - a
+    return g * d - 0.5 * lam * d * d, at_upper, d
+
+
+@njit(cache=True)
+def column_bounds(prob, alpha, C, S, target, bound, rate, group_models=True):
+    """Add to ``bound[d]`` a bound on ``D_d* - D_d(alpha)`` for every coding column d
+    and to ``rate[d]`` its growth per unit of C (:func:`column_terms` over every
+    column); returns the largest KKT violation."""
+    n_cols = bound.shape[0]
+    viol = np.zeros(n_cols)
+    column_terms(
+        prob, alpha, C, S, target, bound, rate, viol, group_models, np.ones(n_cols, np.bool_)
+    )
+    return viol.max()
+
+
+@njit(cache=True)
+def column_terms(prob, alpha, C, S, target, bound, rate, viol, group_models, stale):
+    """Add to ``bound[d]`` a bound on ``D_d* - D_d(alpha)`` for every coding column d of a
+    dual that is separate problems by column (no mean term, one coding non-zero per
+    variable: 1-vs-all), and to ``rate[d]`` its growth per unit of C for the same
+    multipliers at every larger C (:func:`standing_bound`'s, column by column), and to
+    ``viol[d]`` the column's largest KKT violation; only the columns where ``stale``
+    (the others' variables are not read).
+
+    Each column's problem is a dual of its own, so ``D_d* - D_d >= ||w_d - w_d*||^2 / 2``
+    column by column. Per variable the smaller of its duality-gap term and, where the
+    point has an eigenvalue floor ``lambda_i`` (``K >= diag(lambda)`` over distinct points,
+    so ``Q_d >= diag(lambda_i v_i^2)``), the maximum of ``g d - lambda_i v_i^2 / 2 d^2``
+    over the box: :func:`suboptimality`'s separable model, one variable at a time (a
+    point's variables lie in different columns), and in each column a group of
+    identical points with one label as one variable with box ``[0, n C]``, as there
+    (``group_models``; else by their gap terms, as every group counts for ``rate``).
+    Summed over the columns it is never above :func:`suboptimality`'s bound. Gap
+    term and model are concave in C (the gap term grows at the rate of a positive
+    gradient, the model only while its maximiser sits at the upper bound), so the
+    chosen one's slope bounds the growth.
+    """
+    _, var_i, var_j, cols, vals, _ = prob
+    floor, group, mixed = target.floor, target.group, target.group_mixed
+    use_model = floor.shape[0] > 0
+    n_groups = mixed.shape[0] if use_model and group_models else 0
+    n_cols = bound.shape[0]
+    acc = np.zeros((n_groups, n_cols, 6))  # count, sum g, sum alpha, min g, max g, gap
+    member = np.full(n_groups, -1, dtype=np.int64)
+    scale = np.zeros((n_groups, n_cols))  # v^2 of the group's variables in the column
+    for v in range(var_i.shape[0]):
+        i = var_i[v]
+        j = var_j[v]
+        col = cols[i, j, 0]
+        if not stale[col]:
+            continue
+        a = alpha[i, j]
+        val = vals[i, j, 0]
+        g = 1.0 - val * S[col, i]
+        pv = projected_gradient(a, g, C)
+        if pv > viol[col]:
+            viol[col] = pv
+        term = _gap_term(g, a, C)
+        slope = g if g > 0.0 else 0.0
+        in_group = group.shape[0] > 0 and group[i] >= 0
+        if in_group and n_groups > 0 and not mixed[group[i]]:
+            gi = group[i]
+            member[gi] = i
+            row = acc[gi, col]
+            if row[0] == 0.0:
+                row[3] = g
+                row[4] = g
+            row[0] += 1.0
+            row[1] += g
+            row[2] += a
+            row[3] = min(row[3], g)
+            row[4] = max(row[4], g)
+            row[5] += term
+            scale[gi, col] = val * val
+            rate[col] += slope
+            continue
+        if term > 0.0 and use_model and floor[i] > 0.0 and not in_group:
+            model, at_upper, d = _column_model(g, a, C, floor[i] * val * val)
+            if model < term:
+                term = model
+                slope = g - floor[i] * val * val * d if at_upper else 0.0
+        bound[col] += term
+        rate[col] += slope
+    for gi in range(n_groups):
+        p = member[gi]
+        for col in range(n_cols):
+            row = acc[gi, col]
+            if row[0] == 0.0:
+                continue
+            term = row[5]
+            if p >= 0 and floor[p] > 0.0 and term > 0.0:
+                slack = row[0] * C * (row[4] - row[3])
+                model = _column_model(
+                    row[1] / row[0], row[2], row[0] * C, floor[p] * scale[gi, col]
+                )[0]
+                term = min(term, model + slack)
+            bound[col] += term
+
+
+@njit(cache=True, _nrt=False)
+def certify_by_column(p, A, S, bound, r, need):
+    """Whether the top class at point p is the optimum's, given ``bound[d]`` on each
+    column's ``D_d* - D_d`` and the point's radius r (see :func:`prove_by_column`).
+    Writes into ``need`` (D, unless empty) the columns of the classes in the pairs that
+    fail: the top class's and each class that may still overtake it."""
+    n_cols, n_classes = A.shape
+    best = -np.inf
+    top = 0
+    for m in range(n_classes):
+        f = 0.0
+        for d in range(n_cols):
+            f += A[d, m] * S[d, p]
+        if f > best:
+            best = f
+            top = m
+    err_top = 0.0
+    for d in range(n_cols):
+        err_top += abs(A[d, top]) * r * np.sqrt(2.0 * max(bound[d], 0.0))
+    mark = need.shape[0] == n_cols
+    if mark:
+        need[:] = False
+    proved = True
+    for m in range(n_classes):
+        if m == top:
+            continue
+        f = 0.0
+        err = 0.0
+        for d in range(n_cols):
+            f += A[d, m] * S[d, p]
+            err += abs(A[d, m]) * r * np.sqrt(2.0 * max(bound[d], 0.0))
+        if not best - f > err_top + err:
+            proved = False
+            if not mark:
+                return False
+            for d in range(n_cols):
+                if A[d, m] != 0.0 or A[d, top] != 0.0:
+                    need[d] = True
+    return proved
+
+
+@njit(cache=True)
+def prove_by_column(prob, alpha, C, S, ssum, target, cached=False):
+    """(certified, max KKT violation) for a dual that is separate problems by coding column.
+
+    With ``b_d`` from :func:`column_bounds`, column d's score at the held-out point moves
+    by at most ``e_d = r sqrt(2 b_d)`` (``r = scale * column_factor``, the point's radius),
+    so class m's by at most ``E_m = sum_d |A[d, m]| e_d``; the top class is the optimum's
+    if it beats every other class m by more than ``E_top + E_m`` (:func:`certify_by_column`).
+    Sharper than one bound over all columns (:func:`certify`): a class far below the top
+    may keep a loose column, and the runner-up's margin is charged only the two classes'
+    own bounds. Sums the point's scores afresh first (as :func:`refresh_point_scores`).
+    ``cached`` (a cd solve's tries, :func:`cd_epochs`): the columns not stepped since
+    the last try keep their scores, bounds and violations from ``target.column_cache``,
+    which are exactly what they would be summed again; the others are summed and
+    cached.
+    """
+    p = target.point
+    n_cols = target.A.shape[0]
+    cache = target.column_cache
+    stale = np.ones(n_cols, np.bool_)
+    if cached:
+        for d in range(n_cols):
+            stale[d] = np.isnan(cache[0, d])
+    K, var_i, var_j, cols, vals, c = prob
+    refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum, stale)
+    bound = np.zeros(n_cols)
+    viol = np.zeros(n_cols)
+    column_terms(prob, alpha, C, S, target, bound, np.zeros(n_cols), viol, True, stale)
+    if cached:
+        for d in range(n_cols):
+            if stale[d]:
+                cache[0, d] = bound[d]
+                cache[1, d] = viol[d]
+            else:
+                bound[d] = cache[0, d]
+                viol[d] = cache[1, d]
+    r = target.scale * target.column_factor
+    return certify_by_column(p, target.A, S, bound, r, target.column_need), viol.max()
 
 
 # ---------------------------------------------------------------- coordinate descent
@@ -661,15 +874,16 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
-def _nearby_try(prob, dual, C, target, work, moved):
+def _nearby_try(prob, dual, C, target, work, moved, cached=False):
     """A neighbours-first epoch's certificate try, once the work since the last one
     (``work``, in units of reading one variable's gradient) reaches what a try costs
     (:data:`NEARBY_TRY_SPACING` passes over the variables) and a step was taken since.
-    Returns (work left, moved, proved, max KKT violation or inf where no try was made)."""
+    Returns (work left, moved, proved, max KKT violation or inf where no try was made);
+    ``cached`` as in :func:`prove`."""
     if not moved or work < NEARBY_TRY_SPACING * prob.var_i.shape[0]:
         return work, moved, False, np.inf
     alpha, S, ssum = dual
-    proved, viol = prove(prob, alpha, C, S, ssum, target)
+    proved, viol = prove(prob, alpha, C, S, ssum, target, cached)
     return 0.0, False, proved, viol
 
 
@@ -732,11 +946,23 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
     active = n_var
     pg_max_old = np.inf
     pg_min_old = -np.inf
+    # separate problems by column (1-vs-all): step only the columns the certificate
+    # waits on (what its last try wrote into target.column_need; a failed try of the
+    # caller's on this very start wrote it too) until they converge, then every column
+    need = target.column_need
+    restricted = cert_point >= 0 and target.column_factor > 0.0 and need.shape[0] == S.shape[0]
+    if restricted and not tried:
+        need[:] = True
+    # ... and its tries re-sum only the columns stepped since the last one
+    cache = target.column_cache
+    cached = restricted and cache.shape[1] == S.shape[0]
+    if cached:
+        cache[:, :] = np.nan
     epoch = 0
     viol = np.inf
     while epoch < max_epochs:
         if cert_point >= 0 and not (tried and epoch == 0):
-            proved, viol = prove(prob, alpha, C, S, ssum, target)
+            proved, viol = prove(prob, alpha, C, S, ssum, target, cached)
             if proved:
                 return epoch, viol <= tol, viol, True
         nearby = cert_point >= 0 and epoch == 0  # no variable is shrunk yet
@@ -751,13 +977,17 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
         s = 0
         while s < active:
             if nearby:
-                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved)
+                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved, cached)
                 if proved:
                     return epoch + 1, tried <= tol, tried, True
-                work += 1.0
             v = index[s]
             i = var_i[v]
             j = var_j[v]
+            if restricted and not need[cols[i, j, 0]]:
+                s += 1
+                continue
+            if nearby:
+                work += 1.0
             a = alpha[i, j]
             G = q_times_alpha(i, j, cols, vals, c, S, ssum) - 1.0  # minimisation gradient
             pg = 0.0
@@ -799,9 +1029,20 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
                     alpha[i, j] = new
                     apply_step(i, j, delta, cols, vals, c, K, S, ssum)
                     work += step_work
+                    if cached:
+                        for t in range(2):
+                            if cols[i, j, t] >= 0:
+                                cache[0, cols[i, j, t]] = np.nan
             s += 1
         epoch += 1
         sweep = max(pg_max, -pg_min) if active > 0 else 0.0
+        if sweep <= tol and restricted:
+            # the columns it waited on converged, unproved: every column from here
+            restricted = False
+            active = n_var
+            pg_max_old = np.inf
+            pg_min_old = -np.inf
+            continue
         if sweep <= tol:
             _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
             if viol <= tol:
@@ -816,7 +1057,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
         pg_min_old = pg_min if pg_min < 0.0 else -np.inf
     certified = False
     if cert_point >= 0:
-        certified, viol = prove(prob, alpha, C, S, ssum, target)
+        certified, viol = prove(prob, alpha, C, S, ssum, target, cached)
     else:
         viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)[2]
     return epoch, viol <= tol, viol, certified
