@@ -180,8 +180,11 @@ def test_threads_do_not_change_counts_on_zscored_data(method):
 
 
 def test_iteration_cap_is_recorded():
+    # cd alone: with the active-set finish an exact optimum counts as converged and its
+    # folds may all be proved within the cap (so they were at the dependency floors on
+    # the 2026-12-02 machine, at the previous commit too), so that path need not show it
     X, y = clustered(6, 30, 3)
-    frame = loo_grid(X, y, "isvm", [5.0], [40.0], max_iter=1)
+    frame = loo_grid(X, y, "isvm", [5.0], [40.0], max_iter=1, active_set=False)
     assert not frame["converged"].iloc[0]
     assert frame["n_capped"].iloc[0] > 0
 
