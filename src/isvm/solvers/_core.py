@@ -391,6 +391,21 @@ def _point_terms(prob, alpha, C, S, ssum, block_w, v, g, a0, w):
     return m, point_gap, positive, viol
 
 
+@njit(cache=True, _nrt=False)
+def _group_add(row, g, a):
+    """Add one member's variable (gradient g, multiplier a) to a group's class row
+    (count, sum g, sum alpha, min g, max g): :func:`suboptimality` and
+    :func:`column_terms` bound a group of identical points as one variable from it."""
+    if row[0] == 0.0:
+        row[3] = g
+        row[4] = g
+    row[0] += 1.0
+    row[1] += g
+    row[2] += a
+    row[3] = min(row[3], g)
+    row[4] = max(row[4], g)
+
+
 @njit(cache=True)
 def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     """(bound on ``D* - D(alpha)``, max KKT violation) over ``prob``'s variables.
@@ -455,16 +470,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             if member[group[i]] < 0:
                 member[group[i]] = i
             for q in range(m):
-                gv = g[q]
-                row = acc[group[i], var_j[first + q]]
-                if row[0] == 0.0:
-                    row[3] = gv
-                    row[4] = gv
-                row[0] += 1.0
-                row[1] += gv
-                row[2] += a0[q]
-                row[3] = min(row[3], gv)
-                row[4] = max(row[4], gv)
+                _group_add(acc[group[i], var_j[first + q]], g[q], a0[q])
         total_gap += point_gap
         if not use_model:
             continue
@@ -704,14 +710,7 @@ def column_terms(prob, alpha, C, S, target, bound, rate, viol, group_models, sta
             gi = group[i]
             member[gi] = i
             row = acc[gi, col]
-            if row[0] == 0.0:
-                row[3] = g
-                row[4] = g
-            row[0] += 1.0
-            row[1] += g
-            row[2] += a
-            row[3] = min(row[3], g)
-            row[4] = max(row[4], g)
+            _group_add(row, g, a)
             row[5] += term
             scale[gi, col] = val * val
             rate[col] += slope
@@ -746,15 +745,7 @@ def certify_by_column(p, A, S, bound, r, need):
     Writes into ``need`` (D, unless empty) the columns of the classes in the pairs that
     fail: the top class's and each class that may still overtake it."""
     n_cols, n_classes = A.shape
-    best = -np.inf
-    top = 0
-    for m in range(n_classes):
-        f = 0.0
-        for d in range(n_cols):
-            f += A[d, m] * S[d, p]
-        if f > best:
-            best = f
-            top = m
+    top, best, _ = top_two(p, A, S)
     err_top = 0.0
     for d in range(n_cols):
         err_top += abs(A[d, top]) * r * np.sqrt(2.0 * max(bound[d], 0.0))
