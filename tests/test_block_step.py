@@ -88,6 +88,26 @@ def test_block_step_is_the_box_qp_maximiser_and_matches_the_sorted_search(m):
         assert np.all(h[at_hi & ~at_lo] >= -scale)
 
 
+@pytest.mark.parametrize("m", [1, 2, 3, 7, 26])
+def test_block_bracket_brackets_the_exact_model(m):
+    """``_block_bracket``'s (upper, lower) hold the exact model (``_block_ascent``, the
+    maximum over the box) between them for every block the certificate meets,
+    singular (ISVM) ones included, and close on it where the Newton steps reach the
+    residual's root: the upper end is what the lazy certificate spends first."""
+    rng = np.random.default_rng(100 + m)
+    d, sw, bp = np.empty(m), np.empty(m), np.empty(2 * m)
+    tight = 0
+    for _ in range(300):
+        g, a0, C, lam, sigma, w = _problem(rng, m)
+        sigma = min(sigma, 0.0)  # the certificate's model_sigma
+        exact = _core._block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp)
+        upper, lower = _core._block_bracket(g, a0, C, lam, sigma, w, m, d, sw, bp)
+        slack = 1e-10 * (1.0 + abs(exact))
+        assert lower - slack <= exact <= upper + slack
+        tight += upper - lower <= slack
+    assert tight > 150  # most blocks: the bracket is the exact value
+
+
 def test_block_step_with_duplicate_breakpoints():
     """Equal breakpoints (identical rows) bracket the root the same way as sorting them."""
     m = 6
@@ -115,13 +135,14 @@ def test_nearby_try_waits_for_a_tries_worth_of_work():
     prob = problem_of(K, coding, var_i, var_j)
     dual = _core.Dual(np.zeros((n, 3)), np.zeros((coding.n_columns, n)), np.zeros(n))
     target = _core.NO_TARGET._replace(point=0, A=np.eye(coding.n_columns, 3), scale=1.0)
-    enough = _core.NEARBY_TRY_SPACING * var_i.shape[0]
-    work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target, enough * 0.99, True)
-    assert (work, moved, viol) == (enough * 0.99, True, np.inf)  # not yet
-    work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target, enough * 5, False)
-    assert (work, moved, viol) == (enough * 5, False, np.inf)  # nothing moved since
-    work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target, enough, True)
-    assert work == 0.0 and not moved and np.isfinite(viol)  # tried
+    n_var = var_i.shape[0]
+    enough = _core.NEARBY_TRY_SPACING * n_var
+    assert not _core._nearby_due(True, enough * 0.99, True, n_var)  # not yet
+    assert not _core._nearby_due(True, enough * 5, False, n_var)  # nothing moved since
+    assert not _core._nearby_due(False, enough * 5, True, n_var)  # not a nearby epoch
+    assert _core._nearby_due(True, enough, True, n_var)
+    work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target)
+    assert work == 0.0 and not moved and np.isfinite(viol)  # tried, counting again
 
 
 @pytest.mark.parametrize("case", ["fold", "ties", "shuffled runs"])

@@ -25,12 +25,12 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.multiclass import OneVsOneClassifier
 from sklearn.utils._param_validation import Interval
 
+from isvm._jit import njit
 from isvm._kernel_estimator import POSITIVE, KernelClassifier
 from isvm.solvers._core import projected_gradient, rng_state, shuffle_prefix
 

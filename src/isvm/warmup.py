@@ -67,12 +67,11 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
 
 
 def cache_dir() -> Path:
-    """The folder numba caches this package's kernels in (``NUMBA_CACHE_DIR``, else the
-    ``__pycache__`` beside the package's sources, numba's default)."""
-    import numba
+    """The folder numba caches this package's kernels in (``NUMBA_CACHE_DIR``, else this
+    source version's own folder: :func:`isvm._jit.cache_dir`)."""
+    from isvm import _jit
 
-    configured = numba.config.CACHE_DIR
-    return Path(configured) if configured else Path(__file__).parent / "__pycache__"
+    return _jit.cache_dir()
 
 
 def warm_up_shared(methods: Iterable[str] | None = None) -> tuple[float, bool]:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from isvm._jit import njit
 from isvm.loo.bundles import EXCLUDED, FREE, UPPER, ZERO
 from isvm.solvers import _core
 from isvm.solvers._core import dual_gradients

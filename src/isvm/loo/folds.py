@@ -19,8 +19,9 @@ bound and the held-out radius) or it has converged to ``tol`` and then tighter.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from isvm._jit import njit
 from isvm.loo.bundles import Warm
 from isvm.loo.fold_update import fold_active_set
 from isvm.solvers import _core

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-from numba import njit, prange
+from numba import prange
 from numpy.typing import NDArray
 
+from isvm._jit import njit
 from isvm.loo.bundles import FREE, UPPER, ZERO, Factor
 from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
 from isvm.methods import Coding

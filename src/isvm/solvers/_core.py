@@ -23,7 +23,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from isvm._jit import njit
 
 # ---------------------------------------------------------------- bundles
 # Named tuples of arrays: what crosses a numba boundary travels in these instead of
@@ -346,7 +347,7 @@ def _gap_term(g, a, C):
     return g * (C - a) if g > 0.0 else -g * a
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp):
     """``max g'd - lam/2 (d'd + sigma (w'd)^2)`` over ``0 <= a0 + d <= C`` (first m entries).
 
@@ -361,6 +362,56 @@ def _block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp):
         sq += d[q] * d[q]
         wd += w[q] * d[q]
     return lin - 0.5 * lam * (sq + sigma * wd * wd)
+
+
+#: Newton steps on the block residual that :func:`_block_bracket` takes at most
+BRACKET_NEWTON_STEPS = 3
+
+
+@njit(cache=True, _nrt=False)
+def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
+    """(upper, lower) bounds on :func:`_block_ascent`'s maximum, in O(m) a Newton step.
+
+    ``u = clip(g/lam - sigma w t)`` is feasible for any t, so the model's value at u
+    bounds the maximum from below; and since ``-1/2 d'Ad <= 1/2 u'Au - u'Ad`` for the
+    positive semidefinite ``A = I + sigma w w'``, the maximum over the box of the
+    linear ``g'd + lam (1/2 u'Au - u'Ad)`` bounds it from above. Both meet at the
+    maximiser, whose t is the root of :func:`block_step`'s residual ``t - w'u(t)``;
+    a few Newton steps from t = 0 (stopping once the residual vanishes) come close
+    (letter Ns 500 ISVM: the upper bounds summed within 0.3% of the exact models',
+    at a fifth of the cost of the exact step's bisection). Scratch ``u``, ``sw``,
+    ``gk`` of length m."""
+    for j in range(m):
+        gk[j] = g[j] / lam
+        sw[j] = sigma * w[j]
+    t = 0.0
+    for _ in range(BRACKET_NEWTON_STEPS + 1):
+        wu = 0.0
+        slope = 1.0
+        for j in range(m):
+            z = gk[j] - sw[j] * t
+            if z < -a0[j]:
+                z = -a0[j]
+            elif z > C - a0[j]:
+                z = C - a0[j]
+            else:
+                slope += sw[j] * w[j]
+            u[j] = z
+            wu += w[j] * z
+        residual = t - wu
+        if residual == 0.0 or slope <= 1e-12 or _ == BRACKET_NEWTON_STEPS:
+            break
+        t -= residual / slope
+    lin = 0.0
+    quad = 0.0
+    upper_lin = 0.0
+    for j in range(m):
+        au = u[j] + sigma * w[j] * wu
+        lin += g[j] * u[j]
+        quad += u[j] * au
+        r = g[j] - lam * au
+        upper_lin += r * (C - a0[j]) if r > 0.0 else -r * a0[j]
+    return upper_lin + 0.5 * lam * quad, lin - 0.5 * lam * quad
 
 
 @njit(cache=True, _nrt=False)
@@ -433,7 +484,10 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     gap first, only until the bound is below ``need`` or cannot get there even if
     every remaining model were 0: the bound returned may then be looser, but it is
     below ``need`` exactly when the full one is (the same certificate, for a
-    fraction of the models: each is a sort of 2L breakpoints for ISVM).
+    fraction of the models). There each model is first bracketed in O(L)
+    (:func:`_block_bracket`, a few Newton steps where the exact block maximiser
+    bisects over 2L breakpoints): its upper end counts, and the exact models are
+    computed only where the brackets' widths leave the verdict open.
     """
     K, var_i, var_j, cols, vals, c = prob
     floor, group, mixed = target.floor, target.group, target.group_mixed
@@ -521,24 +575,52 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
         model = _block_ascent(g, a0, members * C, floor[p], model_sigma, w, m, d, sw, bp) + slack
         bound += min(group_gap[gi], model)
     if n_cand > 0:
+        # first each candidate's model bracketed (:func:`_block_bracket`, O(L)): its
+        # upper end replaces the gap terms, and ``loose`` sums how far below it the
+        # models may still lie; then, only if that leaves the verdict open, the exact
+        # models of the loosest, as before
         remaining = 0.0
         for k in range(n_cand):
             remaining += cand_gap[k]
+        cand_low = np.zeros(n_cand)
+        loose = 0.0
         for k in np.argsort(-cand_gap[:n_cand]):
-            if bound < need or bound - remaining >= need:
+            if bound < need or bound - remaining - loose >= need:
                 break  # decided either way: the rest cannot change the verdict
-            v = cand_v[k]
-            m = cand_m[k]
-            i = var_i[v]
-            for q in range(m):
-                j = var_j[v + q]
-                a0[q] = alpha[i, j]
-                g[q] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
-                w[q] = block_w[i, j]
-            model = _block_ascent(g, a0, C, floor[i], model_sigma, w, m, d, sw, bp)
-            bound -= cand_gap[k] - min(cand_gap[k], model)
+            m = _candidate_terms(prob, alpha, S, ssum, block_w, cand_v[k], cand_m[k], g, a0, w)
+            lam = floor[var_i[cand_v[k]]]
+            upper, lower = _block_bracket(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+            term = min(cand_gap[k], upper)
+            bound -= cand_gap[k] - term
             remaining -= cand_gap[k]
+            cand_gap[k] = term
+            cand_low[k] = min(term, max(lower, 0.0))
+            loose += term - cand_low[k]
+        if bound >= need and bound - remaining - loose < need:
+            for k in np.argsort(cand_low[:n_cand] - cand_gap[:n_cand]):
+                if bound < need or bound - loose >= need or cand_gap[k] <= cand_low[k]:
+                    break
+                m = _candidate_terms(prob, alpha, S, ssum, block_w, cand_v[k], cand_m[k], g, a0, w)
+                lam = floor[var_i[cand_v[k]]]
+                model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
+                bound -= cand_gap[k] - min(cand_gap[k], model)
+                loose -= cand_gap[k] - cand_low[k]
     return min(total_gap, bound), viol
+
+
+@njit(cache=True, _nrt=False)
+def _candidate_terms(prob, alpha, S, ssum, block_w, v, m, g, a0, w):
+    """The gradients, values and block weights of the m variables of one point listed
+    from ``v`` on, written into ``g``, ``a0``, ``w`` (a deferred model's inputs);
+    returns m."""
+    _, var_i, var_j, cols, vals, c = prob
+    i = var_i[v]
+    for q in range(m):
+        j = var_j[v + q]
+        a0[q] = alpha[i, j]
+        g[q] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+        w[q] = block_w[i, j]
+    return m
 
 
 @njit(cache=True, _nrt=False)
@@ -865,17 +947,24 @@ def certify(p, A, S, gap, scale):
 
 
 @njit(cache=True)
-def _nearby_try(prob, dual, C, target, work, moved, cached=False):
-    """A neighbours-first epoch's certificate try, once the work since the last one
-    (``work``, in units of reading one variable's gradient) reaches what a try costs
-    (:data:`NEARBY_TRY_SPACING` passes over the variables) and a step was taken since.
-    Returns (work left, moved, proved, max KKT violation or inf where no try was made);
-    ``cached`` as in :func:`prove`."""
-    if not moved or work < NEARBY_TRY_SPACING * prob.var_i.shape[0]:
-        return work, moved, False, np.inf
+def _nearby_try(prob, dual, C, target, cached=False):
+    """A neighbours-first epoch's certificate try, made where :func:`_nearby_due` says.
+    Returns (work left, moved, proved, max KKT violation); ``cached`` as in
+    :func:`prove`."""
     alpha, S, ssum = dual
     proved, viol = prove(prob, alpha, C, S, ssum, target, cached)
     return 0.0, False, proved, viol
+
+
+@njit(cache=True, _nrt=False)
+def _nearby_due(nearby, work, moved, n_var):
+    """Whether a neighbours-first epoch tries the certificate now: once the work since
+    the last try (``work``, in units of reading one variable's gradient) reaches what a
+    try costs (:data:`NEARBY_TRY_SPACING` passes over the ``n_var`` variables) and a
+    step was taken since. Checked before the call to :func:`_nearby_try`, which passes
+    every array of its bundles: a call per variable reference-counted them all, a third
+    of a letter Ns 500 1-vs-all fold's time (``perf``)."""
+    return nearby and moved and work >= NEARBY_TRY_SPACING * n_var
 
 
 @njit(cache=True)
@@ -967,10 +1056,10 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
         moved = False
         s = 0
         while s < active:
-            if nearby:
-                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved, cached)
+            if _nearby_due(nearby, work, moved, n_var):
+                work, moved, proved, near_viol = _nearby_try(prob, dual, C, target, cached)
                 if proved:
-                    return epoch + 1, tried <= tol, tried, True
+                    return epoch + 1, near_viol <= tol, near_viol, True
             v = index[s]
             i = var_i[v]
             j = var_j[v]
@@ -1158,7 +1247,7 @@ def _keep_beyond(bp, end, pivot, above):
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
     """Exact maximiser d of ``g'd - k/2 (d'd + sigma (w'd)^2)`` with ``0 <= a0 + d <= C``.
 
@@ -1260,10 +1349,10 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=Fals
         work = 0.0
         moved = False
         for s in range(n_points):
-            if nearby:
-                work, moved, proved, tried = _nearby_try(prob, dual, C, target, work, moved)
+            if _nearby_due(nearby, work, moved, var_i.shape[0]):
+                work, moved, proved, near_viol = _nearby_try(prob, dual, C, target)
                 if proved:
-                    return epoch + 1, tried <= tol, tried, True
+                    return epoch + 1, near_viol <= tol, near_viol, True
             i = index[s]
             m = 0
             worst = 0.0

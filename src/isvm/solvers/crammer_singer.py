@@ -31,9 +31,9 @@ violation over every point and class is ``<= tol``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from isvm._jit import njit
 from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverResult, _core, check_problem
 
 SOLVER_NAME = "bcd"

@@ -23,8 +23,8 @@ shrinking never changes the answer.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from isvm._jit import njit
 from isvm.solvers._core import projected_gradient
 
 SHRINK_INTERVAL = 1000  # steps between shrinking passes (LIBSVM's min(l, 1000))

@@ -54,8 +54,8 @@ objective and stopping test; a rejected step costs the same and counts as an ite
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from isvm._jit import njit
 from isvm.solvers._core import (
     apply_point_steps,
     diag_q,
