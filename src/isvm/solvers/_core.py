@@ -377,7 +377,8 @@ def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
     positive semidefinite ``A = I + sigma w w'``, the maximum over the box of the
     linear ``g'd + lam (1/2 u'Au - u'Ad)`` bounds it from above. Both meet at the
     maximiser, whose t is the root of :func:`block_step`'s residual ``t - w'u(t)``;
-    a few Newton steps from t = 0 (stopping once the residual vanishes) come close
+    a few Newton steps from t = 0 (stopping once the residual vanishes, and at once
+    where sigma = 0: u is then the exact maximiser, the model separable) come close
     (letter Ns 500 ISVM: the upper bounds summed within 0.3% of the exact models',
     at a fifth of the cost of the exact step's bisection). Scratch ``u``, ``sw``,
     ``gk`` of length m."""
@@ -399,7 +400,7 @@ def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
             u[j] = z
             wu += w[j] * z
         residual = t - wu
-        if residual == 0.0 or slope <= 1e-12 or _ == BRACKET_NEWTON_STEPS:
+        if residual == 0.0 or sigma == 0.0 or slope <= 1e-12 or _ == BRACKET_NEWTON_STEPS:
             break
         t -= residual / slope
     lin = 0.0
