@@ -390,12 +390,8 @@ def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
         wu = 0.0
         slope = 1.0
         for j in range(m):
-            z = gk[j] - sw[j] * t
-            if z < -a0[j]:
-                z = -a0[j]
-            elif z > C - a0[j]:
-                z = C - a0[j]
-            else:
+            z = _block_move(gk[j], sw[j], t, a0[j], C)
+            if z == gk[j] - sw[j] * t:  # not clipped: on the residual's slope
                 slope += sw[j] * w[j]
             u[j] = z
             wu += w[j] * z
@@ -1224,16 +1220,23 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
 
 
 @njit(cache=True, _nrt=False)
+def _block_move(gk, sw, t, a0, C):
+    """One variable's move in a block step at the residual's t:
+    ``clip(gk - sw t, -a0, C - a0)`` (the box of its multiplier a0)."""
+    z = gk - sw * t
+    if z < -a0:
+        return -a0
+    if z > C - a0:
+        return C - a0
+    return z
+
+
+@njit(cache=True, _nrt=False)
 def _block_residual(t, gk, a0, C, sw, w, m):
     """F(t) = t - sum_j w_j clip(gk_j - sw_j t, -a0_j, C - a0_j): nondecreasing in t."""
     h = 0.0
     for j in range(m):
-        z = gk[j] - sw[j] * t
-        if z < -a0[j]:
-            z = -a0[j]
-        elif z > C - a0[j]:
-            z = C - a0[j]
-        h += w[j] * z
+        h += w[j] * _block_move(gk[j], sw[j], t, a0[j], C)
     return t - h
 
 
@@ -1293,12 +1296,7 @@ def block_step(g, a0, C, k, sigma, w, m, d, sw, bp):
         else:
             t = lo - f_lo * (hi - lo) / (f_hi - f_lo)
     for j in range(m):
-        z = gk[j] - sw[j] * t
-        if z < -a0[j]:
-            z = -a0[j]
-        elif z > C - a0[j]:
-            z = C - a0[j]
-        d[j] = z
+        d[j] = _block_move(gk[j], sw[j], t, a0[j], C)
 
 
 @njit(cache=True)
