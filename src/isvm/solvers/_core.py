@@ -386,7 +386,7 @@ def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
         gk[j] = g[j] / lam
         sw[j] = sigma * w[j]
     t = 0.0
-    for _ in range(BRACKET_NEWTON_STEPS + 1):
+    for step in range(BRACKET_NEWTON_STEPS + 1):
         wu = 0.0
         slope = 1.0
         for j in range(m):
@@ -396,7 +396,7 @@ def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
             u[j] = z
             wu += w[j] * z
         residual = t - wu
-        if residual == 0.0 or sigma == 0.0 or slope <= 1e-12 or _ == BRACKET_NEWTON_STEPS:
+        if residual == 0.0 or sigma == 0.0 or slope <= 1e-12 or step == BRACKET_NEWTON_STEPS:
             break
         t -= residual / slope
     lin = 0.0
@@ -501,9 +501,8 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     seen = np.zeros(K.shape[0] if use_model else 0, dtype=np.bool_)
     g, a0, w, d, sw, bp = block_scratch(n_classes)
     lazy = use_model and need < np.inf
-    n_cand = 0  # lazy: points whose models are deferred (first variable, count, gap)
+    n_cand = 0  # lazy: points whose models are deferred (first variable, gap)
     cand_v = np.empty(K.shape[0] if lazy else 0, dtype=np.int64)
-    cand_m = np.empty(K.shape[0] if lazy else 0, dtype=np.int64)
     cand_gap = np.empty(K.shape[0] if lazy else 0)
     total_gap = 0.0
     bound = 0.0
@@ -539,7 +538,6 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             continue
         if lazy:
             cand_v[n_cand] = first
-            cand_m[n_cand] = m
             cand_gap[n_cand] = point_gap
             n_cand += 1
             bound += point_gap
@@ -584,7 +582,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
         for k in np.argsort(-cand_gap[:n_cand]):
             if bound < need or bound - remaining - loose >= need:
                 break  # decided either way: the rest cannot change the verdict
-            m = _candidate_terms(prob, alpha, S, ssum, block_w, cand_v[k], cand_m[k], g, a0, w)
+            m = _point_terms(prob, alpha, C, S, ssum, block_w, cand_v[k], g, a0, w)[0]
             lam = floor[var_i[cand_v[k]]]
             upper, lower = _block_bracket(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
             term = min(cand_gap[k], upper)
@@ -597,27 +595,12 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
             for k in np.argsort(cand_low[:n_cand] - cand_gap[:n_cand]):
                 if bound < need or bound - loose >= need or cand_gap[k] <= cand_low[k]:
                     break
-                m = _candidate_terms(prob, alpha, S, ssum, block_w, cand_v[k], cand_m[k], g, a0, w)
+                m = _point_terms(prob, alpha, C, S, ssum, block_w, cand_v[k], g, a0, w)[0]
                 lam = floor[var_i[cand_v[k]]]
                 model = _block_ascent(g, a0, C, lam, model_sigma, w, m, d, sw, bp)
                 bound -= cand_gap[k] - min(cand_gap[k], model)
                 loose -= cand_gap[k] - cand_low[k]
     return min(total_gap, bound), viol
-
-
-@njit(cache=True, _nrt=False)
-def _candidate_terms(prob, alpha, S, ssum, block_w, v, m, g, a0, w):
-    """The gradients, values and block weights of the m variables of one point listed
-    from ``v`` on, written into ``g``, ``a0``, ``w`` (a deferred model's inputs);
-    returns m."""
-    _, var_i, var_j, cols, vals, c = prob
-    i = var_i[v]
-    for q in range(m):
-        j = var_j[v + q]
-        a0[q] = alpha[i, j]
-        g[q] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
-        w[q] = block_w[i, j]
-    return m
 
 
 @njit(cache=True, _nrt=False)
