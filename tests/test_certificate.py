@@ -295,6 +295,71 @@ def test_probe_enters_cd_mode_on_the_mean_at_a_path_start(epochs, certified, che
     assert probe.cheap(None) is False
 
 
+@pytest.mark.parametrize(
+    ("epochs", "cheap"),
+    [
+        ([1, 1, 0, 1, 8, 1, 120, 8], False),  # satimage N = 300 [0, 1] ISVM, gamma 10, C = 2.6
+        ([4, 4, 4, 4, 4, 4, 4, 4], True),  # a mean of cd_max_mean_epochs passes
+        ([4, 4, 4, 4, 4, 4, 4, 5], False),  # one epoch more does not
+        ([0, 0, 0, 0, 0, 0, 0, 32], True),  # one slow fold, the sum within the budget
+    ],
+)
+def test_recheck_sums_the_sample_on_one_budget(epochs, cheap, monkeypatch):
+    """The recheck after a jump in C (``_Probe.still_cheap``) asks for one budget the
+    whole sample shares, the most that passes plus one epoch, and passes where the
+    epochs' sum is within ``cd_max_mean_epochs`` per fold: a fold far slower than
+    the others is counted in full, not capped at a per-fold budget."""
+    from isvm.loo import driver
+
+    calls = []
+
+    def fake_run(self, full, budget, pooled=False):
+        calls.append((budget, pooled))
+        spent, out = 0, []
+        for e in epochs:  # what probe_folds(pooled=True) reports
+            took = min(e, max(budget - spent, 0))
+            out.append(took)
+            spent += took
+        return np.ones(len(epochs), dtype=bool), np.array(out)
+
+    monkeypatch.setattr(driver._Probe, "_run", fake_run)
+    probe = driver._Probe.__new__(driver._Probe)
+    probe.points, probe.settings = np.arange(8), DEFAULT_SETTINGS
+    most = int(DEFAULT_SETTINGS.cd_max_mean_epochs * 8)
+    assert probe.still_cheap(None) is cheap
+    assert calls == [(most + 1, True)]
+
+
+def test_pooled_probe_shares_one_budget(monkeypatch):
+    """``probe_folds(..., pooled=True)``: each fold gets what the folds before it left
+    of the one budget, the folds it reaches take what they take unpooled (the same
+    seeds), and the sample stops once the budget is spent."""
+    from isvm.loo import driver
+    from isvm.loo.folds import probe_folds
+
+    caught = []
+
+    def spy(*args):
+        caught.append(args[:-2])  # without (budget, pooled)
+        return probe_folds(*args)
+
+    monkeypatch.setattr(driver, "probe_folds", spy)
+    data = load_dataset("vehicle", source="bundled", scaling="minmax")
+    idx = rng(3, "test-pooled-probe").choice(data.y.shape[0], 40, replace=False)
+    loo_grid(data.X[idx], data.y[idx], "isvm", [10.0], [0.1, 2.6])
+    assert caught  # the path's first C is probed
+    args = caught[-1]
+    _, alone = probe_folds(*args, 10_000)
+    assert alone.sum() > 8  # the budgets below bite
+    spent = np.concatenate([[0], np.cumsum(alone)[:-1]])  # before each fold
+    for budget in (int(alone.sum()), int(alone.sum()) - 1, 3):
+        _, pooled = probe_folds(*args, budget, True)
+        assert pooled.sum() == min(budget, alone.sum())
+        whole = spent + alone <= budget
+        assert (pooled[whole] == alone[whole]).all()
+        assert (pooled[spent >= budget] == 0).all()
+
+
 def _paper_subsample(name: str, ns: int) -> tuple[np.ndarray, np.ndarray]:
     """The paper's subsample 0 of a bundled data set, z-scored."""
     from isvm.experiment.subsample import draw_subsamples

@@ -157,14 +157,22 @@ def _without_point(p, prob, full, out):
 
 
 @njit(cache=True)
-def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
+def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget, pooled=False):
     """(certified, epochs) of cd on each fold of ``points`` from the full solution
     without the point, within ``budget`` epochs: the engine's sample of what a grid
     point's folds cost by cd alone (near-diagonal kernels need no active-set finish).
+
+    ``pooled``: ``budget`` is the whole sample's, each fold given what the ones before
+    it left, and the sample stops once it is spent (the folds not run report 0
+    epochs): the epochs' sum is then exact up to the budget, so a mean over it is not
+    biased low by a per-fold cap where a few folds take far longer than the others.
     """
     certified = np.zeros(points.shape[0], dtype=np.bool_)
     epochs = np.zeros(points.shape[0], dtype=np.int64)
+    left = budget
     for k in range(points.shape[0]):  # a few folds: serial (a parfor compiles slowly)
+        if pooled and left <= 0:
+            break
         p = np.int64(points[k])
         fold, fp = _fold_problem(p, prob)
         target = _target(p, cert, blocks)
@@ -172,9 +180,11 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget):
         _without_point(p, prob, full, dual)
         fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
         rng = _core.rng_state(seeds[p])
-        result = _fold_solve(fold, fold_blocks, C, dual, tol, budget, rng, target)
+        cap = left if pooled else budget
+        result = _fold_solve(fold, fold_blocks, C, dual, tol, cap, rng, target)
         epochs[k] = result[0]
         certified[k] = result[3]
+        left -= result[0]
     return certified, epochs
 
 
