@@ -309,6 +309,8 @@ def test_the_engine_ends_the_finish_retries_with_the_last_one_on_the_whole_budge
         ("outside_max_entries", -1, "outside_max_entries must be at least 0"),
         ("active_pd_max_touched", -1, "active_pd_max_touched must be at least 0"),
         ("prev_try_sample", 0, "prev_try_sample must be at least 1"),
+        ("warm_sample_ratio", 0.5, "warm_sample_ratio must be at least 1"),
+        ("warm_sample_ratio", float("nan"), "warm_sample_ratio must be at least 1"),
     ],
 )
 def test_out_of_range_settings_are_refused(setting, value, message):
@@ -469,6 +471,7 @@ def test_shifted_fold_start_is_in_the_box_with_exact_scores(method):
         *prev,
         np.ones(n, bool),
         np.ones(n, bool),
+        np.ones(n, bool),
     )
     clipped = 0
     for p in range(n):
@@ -532,7 +535,9 @@ def test_a_ridged_fold_minimiser_starts_cd_and_keeps_the_loo_exact(monkeypatch):
         if fac.status.shape[0] == 0:
             return result
         for p in np.flatnonzero(~store.status_ok):  # the folds the update did not solve
-            use_warm = before.status_ok[p] and 0.0 < step.scale_prev <= cfg.warm_ratio
+            use_warm = (
+                before.status_ok[p] and 0.0 < step.scale_prev <= cfg.warm_ratio and step.use_warm[p]
+            )
             warm = before.status[p] if use_warm else before.status[p, :0]
             alpha, S, ssum = (np.empty_like(a) for a in full)
             ok, _, is_near = fold_active_set(

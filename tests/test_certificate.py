@@ -613,6 +613,59 @@ def test_shift_try_rule_keeps_the_folds_it_proved_and_samples_the_rest():
     )
 
 
+def test_warm_rule_follows_the_cheaper_side_and_samples_the_other():
+    """The folds' active-set updates start from their statuses at C_prev on one side,
+    every ``prev_try_sample``-th fold (turning with the grid point) on the other; the
+    next grid point's side is the one whose folds took fewer epochs on average (ties:
+    seeded), and stays where only one side ran."""
+    from isvm.loo.driver import _warm_choice, _warm_outcome
+
+    s = DEFAULT_SETTINGS
+    k = s.prev_try_sample
+    far = 1.5 * s.warm_sample_ratio
+    for first in (True, False):
+        masks = [_warm_choice(50, t, first, far, s) for t in range(k)]
+        others = np.sum([~m if first else m for m in masks], axis=0)
+        np.testing.assert_array_equal(others, np.ones(50))  # each fold once in k
+    # C grew little and the guess won last time: every fold takes it
+    assert _warm_choice(50, 3, True, s.warm_sample_ratio, s).all()
+    assert _warm_choice(50, 3, False, s.warm_sample_ratio, s).sum() == len(range(3, 50, k))
+    warm = np.array([1, 1, 1, 0, 0, -1], dtype=np.int8)
+    assert _warm_outcome(warm, np.array([4, 4, 4, 2, 6, 99]), False) is True  # 4 <= 4
+    assert _warm_outcome(warm, np.array([5, 4, 4, 2, 6, 0]), True) is False
+    none_unseeded = np.array([1, 1, -1], dtype=np.int8)
+    assert _warm_outcome(none_unseeded, np.array([9, 9, 0]), False) is False
+    assert _warm_outcome(np.full(3, -1, dtype=np.int8), np.zeros(3, np.int64), True) is True
+
+
+def test_warm_rule_changes_no_prediction(monkeypatch):
+    """Satimage N = 100 [0, 1] ISVM on a coarse C grid (C / C_prev 26 to 1.1), where
+    the warm guess costs more than it saves at the first steps: the rule switches
+    sides at least once, and the predictions are those of every fold seeded and of
+    none."""
+    from isvm.experiment.subsample import draw_subsamples
+    from isvm.loo import driver
+
+    data = load_dataset("satimage", source="bundled", scaling="minmax")
+    idx = draw_subsamples(data.y, 100, 1, seed=0, dataset="satimage")[0]
+    X, y = data.X[idx], data.y[idx]
+    Cs = [0.1 + 2.5 * k for k in range(12)]
+    sides = []
+    choice = driver._warm_choice
+
+    def spy(n, t, warm_first, scale, settings):
+        sides.append(warm_first)
+        return choice(n, t, warm_first, scale, settings)
+
+    monkeypatch.setattr(driver, "_warm_choice", spy)
+    _, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
+    assert True in sides and False in sides
+    for fixed in (True, False):
+        monkeypatch.setattr(driver, "_warm_choice", lambda n, t, w, c, s, f=fixed: np.full(n, f))
+        _, other = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
+        assert (other == pred).all()
+
+
 def test_prev_try_rule_changes_no_prediction(monkeypatch):
     """Letter Ns = 100 at gamma 5 (the paper's subsample 0, ISVM) runs cd folds, whose
     previous-C tries rarely prove anything at middle C: the rule must drop to the

@@ -95,6 +95,10 @@ class PathStep(NamedTuple):
     # (N,) bool: whether fold p tries the shifted start before its active-set update
     # (active-set mode; driver._shift_tries)
     try_shift: np.ndarray
+    # (N,) bool: whether fold p's active-set update starts from its own statuses at
+    # C_prev, where they are exact and C grew by at most FoldSettings.warm_ratio
+    # (driver._warm_choice)
+    use_warm: np.ndarray
 
 
 class Certificate(NamedTuple):
@@ -119,6 +123,9 @@ class FoldOutput(NamedTuple):
     settled: np.ndarray  # (N,) bool, certified or converged to tol
     prev_try: np.ndarray  # (N,) int8, the try on C_prev's solution: -1 none, 0 failed, 1 proved
     shift_try: np.ndarray  # (N,) int8, the shifted start before the update: the same codes
+    #: (N,) int8, the fold's active-set update started from its statuses at C_prev (1),
+    #: without them where it could have (0), or neither (-1: no update, or no such guess)
+    warm: np.ndarray
 
     @classmethod
     def empty(cls, n: int) -> FoldOutput:
@@ -127,6 +134,7 @@ class FoldOutput(NamedTuple):
             np.empty(n, dtype=np.int64),
             np.empty(n, dtype=np.bool_),
             np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.int8),
             np.empty(n, dtype=np.int8),
             np.empty(n, dtype=np.int8),
         )

@@ -228,8 +228,9 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     """Fold ``p`` of :func:`fit_folds`.
 
     The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
-    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]`` and
-    C grew by at most ``cfg.warm_ratio``, and stores its final statuses there. Where
+    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]``, C
+    grew by at most ``cfg.warm_ratio`` and ``step.use_warm[p]``, and stores its final
+    statuses there (``out.warm[p]`` says whether it was seeded). Where
     ``step.try_shift[p]``, the shifted start is proved before it, and a proof skips the
     solve (the statuses then carried to this C by :func:`_rebased`).
 
@@ -244,6 +245,7 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
     target = _target(p, cert, blocks)
     tries = scale_prev > 0.0 and step.try_prev[p]
+    out.warm[p] = -1
     if (
         fac.status.shape[0] == 0
         and tries
@@ -287,7 +289,10 @@ def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
             if not _rebased(store.status[p], step.status_prev, fac.status):
                 store.status_ok[p] = False
     if active and not settled_shift:
-        use_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
+        can_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
+        use_warm = can_warm and step.use_warm[p]
+        if can_warm:
+            out.warm[p] = 1 if use_warm else 0
         warm = store.status[p] if use_warm else store.status[p, :0]
         exact, e, near = fold_active_set(
             prob,

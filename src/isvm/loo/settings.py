@@ -51,8 +51,13 @@ class LooSettings:
     #: variables touched on average, and cost half the grid point's time)
     active_pd_max_touched: int = 128
     #: a fold's statuses at the previous C seed its primal-dual steps when C grew by
-    #: at most this factor (further apart, the guess costs more than it saves)
+    #: at most this factor (further apart, the guess costs more than it saves) ...
     active_warm_ratio: float = 1.5
+    #: ... and where it grew by more than this one, or the folds went without the
+    #: guess at the last grid point, every ``prev_try_sample``-th fold goes the other
+    #: way and the cheaper side is followed at the next grid point
+    #: (:func:`isvm.loo.driver._warm_choice`): below it the guess nearly always pays
+    warm_sample_ratio: float = 1.1
     #: with the active-set finish, the full fit's cd only has to find the sets roughly
     active_presolve_tol: float = 0.1
     #: a warm guess of a fold's statuses with more changes than this is not used: each
@@ -179,6 +184,11 @@ class LooSettings:
             raise ValueError(
                 f"LooSettings.active_pd_max_touched must be at least 0 (freed outside "
                 f"variables before the decremental path), got {self.active_pd_max_touched!r}"
+            )
+        if not self.warm_sample_ratio >= 1.0:
+            raise ValueError(
+                f"LooSettings.warm_sample_ratio must be at least 1 (a growth factor of C), "
+                f"got {self.warm_sample_ratio!r}"
             )
         if self.prev_try_sample < 1:
             raise ValueError(
