@@ -613,6 +613,26 @@ def test_shift_try_rule_keeps_the_folds_it_proved_and_samples_the_rest():
     )
 
 
+def test_sift_down_pops_the_largest_key_first():
+    """The lazy certificate's heap (``_core._sift_down``) gives every index once, in
+    non-increasing key order, ties and all."""
+    from isvm.solvers._core import _sift_down
+
+    gen = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 64):
+        key = gen.integers(0, 5, n).astype(float)  # many ties
+        heap = np.arange(n)
+        for start in range(n // 2 - 1, -1, -1):
+            _sift_down(heap, key, start, n)
+        popped = []
+        for size in range(n, 0, -1):
+            popped.append(heap[0])
+            heap[0] = heap[size - 1]
+            _sift_down(heap, key, 0, size - 1)
+        assert sorted(popped) == list(range(n))
+        assert (np.diff(key[popped]) <= 0).all()
+
+
 def test_warm_rule_follows_the_cheaper_side_and_samples_the_other():
     """The folds' active-set updates start from their statuses at C_prev on one side,
     every ``prev_try_sample``-th fold (turning with the grid point) on the other; the

@@ -255,8 +255,10 @@ class _Path:
     # it before their active-set update (None: none tried yet)
     shift_proved: NDArray[np.bool_] | None = None
     # whether the folds' active-set updates start from their statuses at C_prev (all
-    # but a rotating sample, which goes the other way: :func:`_warm_choice`)
-    warm_first: bool = True
+    # but a rotating sample, which goes the other way: :func:`_warm_choice`); not until
+    # the sample shows it pays: where it first can (C / C_prev up to 1.5), it cost more
+    # than it saved in every cell measured (docs/benchmarks.md, round 28)
+    warm_first: bool = False
 
     @property
     def first(self) -> bool:
