@@ -162,7 +162,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the settings, the per-cell estimates and the summary."""
+    from isvm._memory import keep_freed_memory
     from isvm.data.registry import DataError
+
+    keep_freed_memory()  # as the workflow's LOO jobs run (isvm.loo.cli)
 
     try:
         config = read_config(args.configfile)

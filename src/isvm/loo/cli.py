@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from isvm._memory import keep_freed_memory
 from isvm.data import DataError, load_npz
 from isvm.loo.grid import c_grid
 from isvm.loo.records import RECORD_COLUMNS
@@ -254,6 +255,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one chunk and write its Parquet file (atomically), resuming from checkpoints."""
+    keep_freed_memory()  # a job is its own process: the setting stays inside it
     checkpoints = None
     try:
         Cs = c_grid(args.C_start, args.C_stop, args.C_step)

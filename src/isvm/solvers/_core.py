@@ -200,14 +200,49 @@ def apply_step(i, j, delta, cols, vals, c, K, S, ssum):
             ssum[r] += a * K[i, r]
 
 
-@njit(cache=True, _nrt=False)
+#: the share of non-zero (point, column) coefficients from which :func:`apply_point_steps`
+#: takes one matrix product (BLAS) instead of a pass over ``K[i]`` per non-zero. The
+#: product's cost hardly depends on the share (packing K is much of it), the passes'
+#: grows with it: they cost the same at a share of 0.15-0.6 (N = 300-500, D = 4-10, one
+#: thread; docs/benchmarks.md, round 29), so 0.5 loses little where the product is cheap
+#: and nothing where it is dear (abalone, D = 5: 1.3x slower folds at 0.35).
+DENSE_STEP_SHARE = 0.5
+
+
+@njit(cache=True)
 def apply_point_steps(coef, c, K, S, ssum):
     """Record ``S[d] += coef[i, d] K[i]`` for every point i and column d (and ssum).
 
     The same as :func:`apply_step` per variable, with the changes of all of a point's
-    variables summed first: one pass over K[i] per column the point touches, and one
-    for ssum, instead of one (or two) per variable.
+    variables summed first. Where at least :data:`DENSE_STEP_SHARE` of ``coef`` is
+    non-zero (a face solve moves every free variable) it is one product ``coef' K``;
+    otherwise one pass over K[i] per column a point touches, and one for ssum.
     """
+    n_rows, n_cols = coef.shape
+    nnz = 0
+    for i in range(n_rows):
+        for d in range(n_cols):
+            if coef[i, d] != 0.0:
+                nnz += 1
+    if nnz == 0:
+        return
+    if nnz < DENSE_STEP_SHARE * n_rows * n_cols or n_rows != K.shape[0]:
+        _point_step_passes(coef, c, K, S, ssum)
+        return
+    change = np.dot(coef.T, K)  # (D, N): K read once, by rows as the passes read it
+    for d in range(n_cols):
+        row = S[d]
+        for r in range(K.shape[1]):
+            row[r] += change[d, r]
+    if c != 0.0:
+        for d in range(n_cols):
+            for r in range(K.shape[1]):
+                ssum[r] += change[d, r]
+
+
+@njit(cache=True, _nrt=False)
+def _point_step_passes(coef, c, K, S, ssum):
+    """:func:`apply_point_steps` for a sparse ``coef``: one pass over ``K[i]`` per non-zero."""
     n = K.shape[0]
     for i in range(coef.shape[0]):
         total = 0.0
