@@ -1,7 +1,6 @@
 """Where one grid point's fold time goes: the LOO engine's folds taken apart.
 
-A measurement for issue 23 (docs/benchmarks.md, round 16), not an engine path. For
-one cell (data set, Ns, method, gamma; the paper's subsample 0, seed 2012, z-scored
+For one cell (data set, Ns, method, gamma; the paper's subsample 0, seed 2012, z-scored
 unless ``--scaling minmax``) it walks the paper's C path up to the largest requested
 C and, at each requested C, takes the fold kernel's inputs as the engine hands them
 over and times, one thread, each piece on all N folds:
@@ -34,25 +33,30 @@ from isvm.loo import c_grid, loo_grid
 from isvm.loo import fold_update as fu
 from isvm.loo import folds as fo
 from isvm.loo.bundles import FoldStore
-from isvm.solvers import _core
+from isvm.loo.settings import RIDGE
+from isvm.solvers import _core, certify
 from isvm.solvers._core import Dual
 
 C_GRID = c_grid(0.1, 50.0, 0.5)
 
 
+def _edited(fn, old: str, new: str) -> str:
+    """``fn``'s source without its decorator, ``old`` replaced by ``new``."""
+    source = inspect.getsource(fn).replace("@njit(cache=True)\n", "")
+    if old not in source:  # the engine changed: say so rather than time the wrong code
+        raise RuntimeError(f"fold_update.{fn.__name__} no longer contains {old!r}")
+    return source.replace(old, new)
+
+
 def _without_scores():
-    """``fold_update._face_solution`` without its final score update, compiled here."""
-    source = inspect.getsource(fu._face_solution)
-    for old, new in (
-        ("@njit(cache=True)\n", ""),
-        ("def _face_solution(", "def _face_solution_no_scores("),
-        ("    _core.apply_point_steps(coef, c, K, S, ssum)\n", ""),
-    ):
-        if old not in source:  # the engine changed: say so rather than time the wrong code
-            raise RuntimeError(f"fold_update._face_solution no longer contains {old!r}")
-        source = source.replace(old, new)
+    """``fold_update._face_solution`` whose ``_face_point`` skips its final score
+    update, compiled here from the engine's own source."""
     namespace = dict(vars(fu))
-    exec(source, namespace)  # noqa: S102 - the engine's own source, one line dropped
+    update = "    _core.apply_point_steps(coef, c, K, S, ssum)\n"
+    exec(_edited(fu._face_point, update, ""), namespace)  # noqa: S102
+    namespace["_face_point"] = njit(namespace["_face_point"])
+    name = "def _face_solution_no_scores("
+    exec(_edited(fu._face_solution, "def _face_solution(", name), namespace)  # noqa: S102
     return njit(namespace["_face_solution_no_scores"])
 
 
@@ -62,8 +66,8 @@ def _first_face_loop(face):
         for p in range(prob.K.shape[0]):
             st = fac.status.copy()
             removal = fu._removal(prob, np.int64(p), C, full, fac, st)
-            work = fu.touched_work(fac.free_vars.shape[0], cfg.max_changed)
-            face(prob, C, full, fac, removal, st, work, 0, out, cfg.ridge)
+            work = fu.touched_work(fac.free_vars.shape[0], cfg.active_max_changed)
+            face(prob, C, full, fac, removal, st, work, 0, out, RIDGE)
 
     return loop
 
@@ -81,7 +85,7 @@ def _cd_pieces(prob, blocks, cert, step, full, store, which):
         S = store.S[p].copy()
         ssum = store.ssum[p].copy()
         if which == 1:
-            proofs += _core.prove(fold, alpha, step.C, S, ssum, target)[0]
+            proofs += certify.prove(fold, alpha, step.C, S, ssum, target, False)[0]
         elif which == 2:
             _core.refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
         elif which == 3:
@@ -111,18 +115,17 @@ def capture(X, y, method: str, gamma: float, Cs: list[float]) -> list[tuple]:
     caught = []
     real = driver.fit_folds
 
-    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
         if any(abs(step.C - C) < 1e-9 for C in Cs):
             before = FoldStore(*[a.copy() for a in store])
+            copy = FoldStore(*[a.copy() for a in store])
             start = time.perf_counter()
-            real(
-                prob, blocks, cert, step, full, fac, FoldStore(*[a.copy() for a in store]), cfg, out
-            )
+            real(prob, blocks, cert, step, full, fac, copy, cfg, out, first, stride)
             seconds = time.perf_counter() - start
             caught.append(
                 (prob, blocks, cert, step, full, fac, before, cfg, seconds, out.epochs.mean())
             )
-        return real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        return real(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride)
 
     driver.fit_folds = spy
     try:

@@ -1,13 +1,13 @@
 """How the LOO engine walks one C path: each grid point's mode, cost and free set.
 
-A measurement for issue 23 (docs/benchmarks.md, round 22), not an engine path. For one
-cell (data set, Ns, method, gamma; the paper's subsample 0, seed 2012, z-scored unless
-``--scaling minmax``) it runs ``loo_grid`` over the paper's C values (or a stretch of
-them) and prints, per grid point, the mode its folds ran in (``cd``, ``cd!`` where that
-grid point handed the path back to the active set, ``active``), its seconds and
-iterations, the full fit's share of them, the folds' mean and largest epochs (set
-updates in active-set mode), the full solution's free variables and the milliseconds
-per fold; then the seconds spent in each mode. Optional settings overrides (a JSON
+For one cell (data set, Ns, method,
+gamma; the paper's subsample 0, seed 2012, z-scored unless ``--scaling minmax``) it runs
+``loo_grid`` over the paper's C values (or a stretch of them) and prints, per grid point,
+the mode its folds ran in (``cd``, ``cd!`` where that grid point handed the path back to
+the active set, ``active``), its seconds and iterations, the full fit's share of them,
+the folds' mean and largest epochs (set updates in active-set mode), the full
+solution's free variables and the milliseconds per fold; then the seconds spent in each
+mode. Optional settings overrides (a JSON
 object of ``LooSettings`` fields, as in ``settings_ab.py``) show where another rule
 would switch.
 
@@ -19,37 +19,38 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 from _cells import paper_subsample, parse_cell, settings_from_json
 
 import isvm.loo.driver as driver
 from isvm.loo import c_grid, loo_grid
+from isvm.loo.policy import PathPolicy
 
 
 def trace(X, y, method: str, gamma: float, Cs, settings) -> list[dict]:
     """Per grid point: the row's counts with the mode, fold epochs and free variables,
-    read where the driver decides the next grid point's mode (``_hand_back``)."""
+    read where the policy learns from the grid point (``PathPolicy.after_folds``)."""
     seen: list[dict] = []
-    real = driver._hand_back
 
-    def spy(job, path, t, out, full_epochs, alpha, C):
-        real(job, path, t, out, full_epochs, alpha, C)
-        mode = "cd!" if path.handed_back else ("cd" if path.cd_mode else "active")
-        seen.append(
-            {
-                "mode": mode,
-                "full_epochs": int(full_epochs),
-                "fold_mean": float(out.epochs.mean()),
-                "fold_max": int(out.epochs.max()),
-                "free": int(np.count_nonzero((alpha > 0.0) & (alpha < C))),
-            }
-        )
+    class Traced(PathPolicy):
+        def after_folds(self, C, **counts):
+            super().after_folds(C, **counts)
+            mode = "cd!" if self.handed_back else ("cd" if self.cd_mode else "active")
+            epochs = counts["epochs"]
+            seen.append(
+                {
+                    "mode": mode,
+                    "full_epochs": int(counts["full_epochs"]),
+                    "fold_mean": float(epochs.mean()),
+                    "fold_max": int(epochs.max()),
+                    "free": int(counts["n_free"]),
+                }
+            )
 
-    driver._hand_back = spy
+    driver.PathPolicy = Traced
     try:
         frame = loo_grid(X, y, method, [gamma], Cs, settings=settings)
     finally:
-        driver._hand_back = real
+        driver.PathPolicy = PathPolicy
     return [dict(row, **extra) for row, extra in zip(frame.to_dict("records"), seen, strict=True)]
 
 

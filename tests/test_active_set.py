@@ -17,16 +17,23 @@ from test_solvers_qp import make_problem, max_kkt, objective, qp_solve, referenc
 from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
 from isvm.loo import c_grid, loo_grid
-from isvm.loo.bundles import FREE, Warm
+from isvm.loo.bundles import FREE, FoldLimits, Warm
 from isvm.loo.fold_update import fold_active_set
 from isvm.loo.full_fit import (
     Factorisation,
     _FaceSolver,
     exact_full_fit,
+    finish_retries,
     pin_null_directions,
     scores,
 )
-from isvm.loo.settings import DEFAULT_SETTINGS
+from isvm.loo.settings import (
+    ACTIVE_PATIENCE,
+    ACTIVE_PD_MAX_TOUCHED,
+    DEFAULT_SETTINGS,
+    PIN_ROUNDS,
+    WARM_RATIO,
+)
 from isvm.methods import get_formulation
 from isvm.solvers import SolverState, problem_of, run_solver, variable_list
 from isvm.solvers._core import Dual, dual_gradients
@@ -61,10 +68,10 @@ def test_full_active_set_reaches_the_qp_optimum(method, seed):
     np.testing.assert_allclose(active.ssum, ssum, atol=1e-9)
 
 
-PATIENCE = DEFAULT_SETTINGS.active_patience
+PATIENCE = ACTIVE_PATIENCE
 
 
-TOUCHED = DEFAULT_SETTINGS.active_pd_max_touched
+TOUCHED = ACTIVE_PD_MAX_TOUCHED
 
 
 @pytest.mark.parametrize(
@@ -90,7 +97,7 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess, max_t
     ``guess``, the primal-dual steps start from a wrong guess of the fold's statuses
     (a tenth of them changed at random), as a poor warm start from the previous C;
     ``max_touched=2`` ends those steps once they have freed more than two outside
-    variables (``LooSettings.active_pd_max_touched``), so the path finishes most folds.
+    variables (``ACTIVE_PD_MAX_TOUCHED``), so the path finishes most folds.
     """
     solved = total = 0
     gen = np.random.default_rng(0)
@@ -104,8 +111,7 @@ def test_fold_updates_reach_each_held_out_optimum(method, patience, guess, max_t
         degenerate = method == "isvm" and n_classes == 2
         total += 0 if degenerate else n
         prob = problem_of(K, coding, var_i, var_j)
-        cfg = DEFAULT_SETTINGS.fold(tol=1e-3, tol_floor=1e-9, max_epochs=10_000, kappa=1.0)
-        cfg = cfg._replace(patience=patience, pd_max_touched=max_touched)
+        cfg = FoldLimits(1e-3, 1e-9, 10_000, 1.0, 300, 1024, patience, max_touched)
         none = np.zeros(0, dtype=np.int8)
         warm = [(none, none)] * n
         if guess:
@@ -240,20 +246,19 @@ def test_products_updated_along_the_c_path_equal_fresh_ones(method, n_classes):
 
 @pytest.mark.parametrize("steps", [0, 1, 3])
 def test_the_finish_from_the_previous_sets_falls_back_to_the_same_optimum(steps):
-    """``LooSettings.finish_previous_max_iter`` only bounds how long the full fit tries
-    the previous C's sets before it starts afresh from the cd guess: with none, one or
-    three such steps the optimum along the path is the fresh one."""
+    """The finish's steps from the previous C's sets only bound how long the full fit
+    tries them before it starts afresh from the cd guess: with none, one or three such
+    steps the optimum along the path is the fresh one."""
     X, y = clustered(7, 40, 4)
     K = rbf_kernel(X, gamma=5.0)
     coding = get_formulation("isvm").encode(y, 4)
     var_i, var_j = variable_list(coding)
-    settings = replace(DEFAULT_SETTINGS, finish_previous_max_iter=steps)
     previous = None
     for C in (0.6, 1.1, 2.6, 6.1, 15.1):
         state = SolverState.start(K, coding)
         run_solver(state, var_i, var_j, C, tol=0.1)
         path = exact_full_fit(
-            K, coding, var_i, var_j, state.alpha, C, settings=settings, previous=previous
+            K, coding, var_i, var_j, state.alpha, C, previous=previous, previous_steps=steps
         )
         fresh = exact_full_fit(K, coding, var_i, var_j, state.alpha, C)
         np.testing.assert_allclose(path.alpha, fresh.alpha, atol=1e-8 * C)
@@ -263,11 +268,11 @@ def test_the_finish_from_the_previous_sets_falls_back_to_the_same_optimum(steps)
 
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
 def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method):
-    """A last retry (the engine's ``LooSettings.finish_last_retry_tol`` on the fit's
-    epoch budget) is one more start for the finish's steps after the budgeted ones: with two steps
-    per try and one epoch per retry, the rough start and the retries leave the sets
-    unsettled (None: the engine would run every fold by cd), and a cd solution at
-    1e-10 settles them at the QP optimum within the same two steps."""
+    """A last retry (the engine's last ``FINISH_RETRY_TOLS`` on the fit's epoch budget)
+    is one more start for the finish's steps after the budgeted ones: with two steps per
+    try and one epoch per retry, the rough start and the retries leave the sets unsettled
+    (None: the engine would run every fold by cd), and a cd solution at 1e-10 settles
+    them at the QP optimum within the same two steps."""
     failed = 0
     for seed in range(20):
         X, y, n_classes, C, gamma, _ = make_problem(seed, 40)
@@ -278,10 +283,10 @@ def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method
         run_solver(state, var_i, var_j, C, tol=1e-1)
         budgeted = ((1e-5, 1), (1e-7, 1))
         args = (K, coding, var_i, var_j, state.alpha, C)
-        if exact_full_fit(*args, max_iter=2, retries=budgeted) is not None:
+        if exact_full_fit(*args, steps=2, retries=budgeted) is not None:
             continue
         failed += 1
-        fit = exact_full_fit(*args, max_iter=2, retries=(*budgeted, (1e-10, 100_000)))
+        fit = exact_full_fit(*args, steps=2, retries=(*budgeted, (1e-10, 100_000)))
         assert fit is not None, f"seed {seed}: the last retry did not settle"
         Q, var = reference_q(K, y, n_classes, method)
         a = to_vector(fit.alpha, var)
@@ -291,31 +296,9 @@ def test_the_last_retry_settles_the_finish_where_the_budgeted_ones_do_not(method
     assert failed >= 3, f"only {failed} of 20 budgeted finishes failed: nothing was tested"
 
 
-def test_the_engine_ends_the_finish_retries_with_the_last_one_on_the_whole_budget():
-    from isvm.loo.driver import _finish_retries
-
-    assert _finish_retries(DEFAULT_SETTINGS, 10_000) == ((1e-5, 1000), (1e-7, 1000), (1e-9, 10_000))
-    assert _finish_retries(DEFAULT_SETTINGS, 500) == ((1e-5, 500), (1e-7, 500), (1e-9, 500))
-    off = replace(DEFAULT_SETTINGS, finish_last_retry_tol=0.0)
-    assert _finish_retries(off, 10_000) == ((1e-5, 1000), (1e-7, 1000))
-
-
-@pytest.mark.parametrize(
-    ("setting", "value", "message"),
-    [
-        ("finish_last_retry_tol", -1e-9, "finish_last_retry_tol must be at least 0"),
-        ("finish_last_retry_tol", float("nan"), "finish_last_retry_tol must be at least 0"),
-        ("finish_previous_max_iter", -1, "finish_previous_max_iter must be at least 0"),
-        ("outside_max_entries", -1, "outside_max_entries must be at least 0"),
-        ("active_pd_max_touched", -1, "active_pd_max_touched must be at least 0"),
-        ("prev_try_sample", 0, "prev_try_sample must be at least 1"),
-        ("warm_sample_ratio", 0.5, "warm_sample_ratio must be at least 1"),
-        ("warm_sample_ratio", float("nan"), "warm_sample_ratio must be at least 1"),
-    ],
-)
-def test_out_of_range_settings_are_refused(setting, value, message):
-    with pytest.raises(ValueError, match=message):
-        replace(DEFAULT_SETTINGS, **{setting: value})
+def test_the_finish_retries_end_with_the_last_one_on_the_whole_budget():
+    assert finish_retries(10_000) == ((1e-5, 1000), (1e-7, 1000), (1e-9, 10_000))
+    assert finish_retries(500) == ((1e-5, 500), (1e-7, 500), (1e-9, 500))
 
 
 def test_folds_along_the_c_path_stay_on_the_update_path():
@@ -415,9 +398,8 @@ def test_singular_isvm_faces_settle_with_a_true_inverse():
     K, y, n_classes, C, coding, var_i, var_j, state = _letter_isvm()
     Q, var = reference_q(K, y, n_classes, "isvm")
     best = objective(Q, qp_solve(Q, C))
-    for rounds, exact in ((0, False), (DEFAULT_SETTINGS.pin_rounds, True)):
-        settings = replace(DEFAULT_SETTINGS, pin_rounds=rounds)
-        active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C, settings=settings)
+    for rounds, exact in ((0, False), (PIN_ROUNDS, True)):
+        active = exact_full_fit(K, coding, var_i, var_j, state.alpha, C, pin_rounds=rounds)
         assert active is not None and (active.exact_inverse or not exact)
         a = to_vector(active.alpha, var)
         assert objective(Q, a) >= best - 1e-9 * max(1.0, abs(best))
@@ -529,14 +511,14 @@ def test_a_ridged_fold_minimiser_starts_cd_and_keeps_the_loo_exact(monkeypatch):
     near = []
     real = driver.fit_folds
 
-    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
         before = FoldStore(*[a.copy() for a in store])
-        result = real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        result = real(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride)
         if fac.status.shape[0] == 0:
             return result
         for p in np.flatnonzero(~store.status_ok):  # the folds the update did not solve
             use_warm = (
-                before.status_ok[p] and 0.0 < step.scale_prev <= cfg.warm_ratio and step.use_warm[p]
+                before.status_ok[p] and 0.0 < step.scale_prev <= WARM_RATIO and step.use_warm[p]
             )
             warm = before.status[p] if use_warm else before.status[p, :0]
             alpha, S, ssum = (np.empty_like(a) for a in full)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isvm.solvers import _core
+from isvm.solvers import _core, certify, epochs
 
 
 def _sorted_reference(g, a0, C, k, sigma, w):
@@ -100,8 +100,8 @@ def test_block_bracket_brackets_the_exact_model(m):
     for _ in range(300):
         g, a0, C, lam, sigma, w = _problem(rng, m)
         sigma = min(sigma, 0.0)  # the certificate's model_sigma
-        exact = _core._block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp)
-        upper, lower = _core._block_bracket(g, a0, C, lam, sigma, w, m, d, sw, bp)
+        exact = certify._block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp)
+        upper, lower = certify._block_bracket(g, a0, C, lam, sigma, w, m, d, sw, bp)
         slack = 1e-10 * (1.0 + abs(exact))
         assert lower - slack <= exact <= upper + slack
         tight += upper - lower <= slack
@@ -136,12 +136,12 @@ def test_nearby_try_waits_for_a_tries_worth_of_work():
     dual = _core.Dual(np.zeros((n, 3)), np.zeros((coding.n_columns, n)), np.zeros(n))
     target = _core.NO_TARGET._replace(point=0, A=np.eye(coding.n_columns, 3), scale=1.0)
     n_var = var_i.shape[0]
-    enough = _core.NEARBY_TRY_SPACING * n_var
-    assert not _core._nearby_due(True, enough * 0.99, True, n_var)  # not yet
-    assert not _core._nearby_due(True, enough * 5, False, n_var)  # nothing moved since
-    assert not _core._nearby_due(False, enough * 5, True, n_var)  # not a nearby epoch
-    assert _core._nearby_due(True, enough, True, n_var)
-    work, moved, _, viol = _core._nearby_try(prob, dual, 1.0, target)
+    enough = epochs.NEARBY_TRY_SPACING * n_var
+    assert not epochs._nearby_due(True, enough * 0.99, True, n_var)  # not yet
+    assert not epochs._nearby_due(True, enough * 5, False, n_var)  # nothing moved since
+    assert not epochs._nearby_due(False, enough * 5, True, n_var)  # not a nearby epoch
+    assert epochs._nearby_due(True, enough, True, n_var)
+    work, moved, _, viol = epochs._nearby_try(prob, dual, 1.0, target)
     assert work == 0.0 and not moved and np.isfinite(viol)  # tried, counting again
 
 
@@ -165,5 +165,5 @@ def test_nearby_order_is_the_stable_sort_of_the_variables(case):
         row[rng.choice(n, 15, replace=False)] = 0.0  # underflowed kernel values tie
         row[3] = row[17] = row[29] = 0.5  # duplicate points tie
     index = np.empty(var_i.size, dtype=np.int64)
-    _core.nearby_order(row, var_i, index)
+    epochs.nearby_order(row, var_i, index)
     np.testing.assert_array_equal(index, np.argsort(-row[var_i], kind="stable"))

@@ -4,14 +4,12 @@ Each bound is checked against what it bounds, computed independently: the radius
 against the projection of phi(x_p) onto the other points' span (least squares on
 the kernel), the floors against the kernel's spectrum over distinct points
 (``K - diag(floor)`` positive semidefinite), and
-:func:`isvm.solvers._core.suboptimality` against ``D* - D(alpha)`` with D* from an
+:func:`isvm.solvers.certify.suboptimality` against ``D* - D(alpha)`` with D* from an
 interior-point QP. Then the engine with them against refits, in the regime they
 were built for (z-scored features, duplicate points) and on [0, 1] features.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import numpy as np
 import pytest
@@ -21,22 +19,12 @@ from isvm.data import load_dataset
 from isvm.kernels import rbf_kernel
 from isvm.loo import loo_grid, loo_refit
 from isvm.loo.certificate import duplicate_groups, kernel_geometry
-from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import FORMULATIONS, dual_matrix, get_formulation
 from isvm.seeding import rng
 from isvm.solvers import SolverState, problem_of, run_solver, variable_list
-from isvm.solvers._core import (
-    Blocks,
-    Dual,
-    Target,
-    block_epochs,
-    cd_epochs,
-    prove,
-    rng_state,
-    standing_bound,
-    suboptimality,
-    with_variables,
-)
+from isvm.solvers._core import Blocks, Dual, Target, rng_state, with_variables
+from isvm.solvers.certify import prove, standing_bound, suboptimality
+from isvm.solvers.epochs import block_epochs, cd_epochs
 
 NEAR_TIE = 1e-6
 
@@ -214,122 +202,6 @@ def test_engine_matches_refits_on_zscored_data_with_duplicates(name, method):
     assert frame["converged"].all()
 
 
-@pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
-@pytest.mark.parametrize("scaling", ["zscore", "minmax"])
-def test_cd_mode_and_active_set_mode_agree(method, scaling, monkeypatch):
-    """The engine's choice between cd alone and the active-set finish (probed per grid
-    point) never changes a prediction: both against the plain cd engine. Where the
-    path is still in cd mode after C = 0.1 (the probe passed there and its folds did
-    not hand the next grid point back), the jump to 0.6 is sampled again before its
-    folds run (the recheck this checks is taken)."""
-    from isvm.loo import driver
-
-    entered, rechecked, cd_after = [], [], {}
-    cheap, still_cheap = driver._Probe.cheap, driver._Probe.still_cheap
-    hand_back = driver._hand_back
-
-    def spy_hand_back(job, path, t, out, full_epochs, alpha, C):
-        hand_back(job, path, t, out, full_epochs, alpha, C)
-        cd_after[C] = path.cd_mode
-
-    def spy_cheap(self, full, start=False):
-        result = cheap(self, full, start)
-        if result:
-            entered.append(self.C)
-        return result
-
-    def spy_still(self, full):
-        rechecked.append(self.C)
-        return still_cheap(self, full)
-
-    monkeypatch.setattr(driver._Probe, "cheap", spy_cheap)
-    monkeypatch.setattr(driver._Probe, "still_cheap", spy_still)
-    monkeypatch.setattr(driver, "_hand_back", spy_hand_back)
-    data = load_dataset("vehicle", source="bundled", scaling=scaling)
-    idx = rng(12, "test-certificate", "vehicle").choice(data.y.shape[0], 40, replace=False)
-    X, y = data.X[idx], data.y[idx]
-    Cs = [0.1, 0.6, 10.1, 10.6]
-    fa, pa = loo_grid(X, y, method, [5.0], Cs, return_predictions=True)
-    assert (0.6 in rechecked) == cd_after[0.1]  # cd mode after 0.1: sampled at 0.6
-    assert not cd_after[0.1] or 0.1 in entered
-    assert 10.6 not in rechecked  # C grew by less than cd_recheck_ratio
-    fc, pc = loo_grid(X, y, method, [5.0], Cs, return_predictions=True, active_set=False)
-    _, ref, gap = loo_refit(X, y, method, [5.0], Cs, tol=1e-9)
-    assert ((pa != ref) <= (gap < NEAR_TIE)).all()
-    assert ((pc != ref) <= (gap < NEAR_TIE)).all()
-
-
-@pytest.mark.parametrize(
-    ("epochs", "certified", "cheap"),
-    [
-        # one slow fold among the sample no longer sends the path to the finish
-        ([4, 2, 0, 1, 1, 0, 1, 0], [1] * 8, True),
-        ([3, 3, 3, 3, 3, 3, 3, 3], [1] * 8, True),  # a mean of probe_epochs passes
-        ([4, 3, 3, 3, 3, 3, 3, 3], [1] * 8, False),  # just above it does not
-        ([6, 1, 1, 1, 1, 1, 1, 4], [0, 1, 1, 1, 1, 1, 1, 1], False),  # one uncertified
-    ],
-)
-def test_probe_enters_cd_mode_on_the_mean_at_a_path_start(epochs, certified, cheap, monkeypatch):
-    """At a path's first C the probe enters cd mode where its folds are all certified
-    within twice ``probe_epochs`` epochs (the budget it asks for) and take at most
-    ``probe_epochs`` on average; along the path only where each is certified within
-    ``probe_epochs``; ``probe_epochs <= 0`` switches both off."""
-    from isvm.loo import driver
-
-    budgets = []
-
-    def fake_run(self, full, budget):
-        budgets.append(budget)
-        done = np.array(certified, dtype=bool) & (np.array(epochs) <= budget)
-        return done, np.minimum(np.array(epochs), budget)
-
-    monkeypatch.setattr(driver._Probe, "_run", fake_run)
-    probe = driver._Probe.__new__(driver._Probe)
-    probe.points, probe.settings = np.arange(8), DEFAULT_SETTINGS
-    k = DEFAULT_SETTINGS.probe_epochs
-    assert probe.cheap(None, start=True) is cheap
-    assert probe.cheap(None) is (all(certified) and max(epochs) <= k)
-    assert budgets == [2 * k, k]
-    probe.settings = dataclasses.replace(DEFAULT_SETTINGS, probe_epochs=0)
-    assert probe.cheap(None, start=True) is False
-    assert probe.cheap(None) is False
-
-
-@pytest.mark.parametrize(
-    ("epochs", "cheap"),
-    [
-        ([1, 1, 0, 1, 8, 1, 120, 8], False),  # satimage N = 300 [0, 1] ISVM, gamma 10, C = 2.6
-        ([4, 4, 4, 4, 4, 4, 4, 4], True),  # a mean of cd_max_mean_epochs passes
-        ([4, 4, 4, 4, 4, 4, 4, 5], False),  # one epoch more does not
-        ([0, 0, 0, 0, 0, 0, 0, 32], True),  # one slow fold, the sum within the budget
-    ],
-)
-def test_recheck_sums_the_sample_on_one_budget(epochs, cheap, monkeypatch):
-    """The recheck after a jump in C (``_Probe.still_cheap``) asks for one budget the
-    whole sample shares, the most that passes plus one epoch, and passes where the
-    epochs' sum is within ``cd_max_mean_epochs`` per fold: a fold far slower than
-    the others is counted in full, not capped at a per-fold budget."""
-    from isvm.loo import driver
-
-    calls = []
-
-    def fake_run(self, full, budget, pooled=False):
-        calls.append((budget, pooled))
-        spent, out = 0, []
-        for e in epochs:  # what probe_folds(pooled=True) reports
-            took = min(e, max(budget - spent, 0))
-            out.append(took)
-            spent += took
-        return np.ones(len(epochs), dtype=bool), np.array(out)
-
-    monkeypatch.setattr(driver._Probe, "_run", fake_run)
-    probe = driver._Probe.__new__(driver._Probe)
-    probe.points, probe.settings = np.arange(8), DEFAULT_SETTINGS
-    most = int(DEFAULT_SETTINGS.cd_max_mean_epochs * 8)
-    assert probe.still_cheap(None) is cheap
-    assert calls == [(most + 1, True)]
-
-
 def test_pooled_probe_shares_one_budget(monkeypatch):
     """``probe_folds(..., pooled=True)``: each fold gets what the folds before it left
     of the one budget, the folds it reaches take what they take unpooled (the same
@@ -360,263 +232,10 @@ def test_pooled_probe_shares_one_budget(monkeypatch):
         assert (pooled[spent >= budget] == 0).all()
 
 
-def _paper_subsample(name: str, ns: int) -> tuple[np.ndarray, np.ndarray]:
-    """The paper's subsample 0 of a bundled data set, z-scored."""
-    from isvm.experiment.subsample import draw_subsamples
-
-    data = load_dataset(name, source="bundled", scaling="zscore")
-    idx = draw_subsamples(data.y, ns, 1, seed=2012, dataset=name)[0]
-    return data.X[idx], data.y[idx]
-
-
-def _spy_path(monkeypatch) -> tuple[list, list, dict]:
-    """Record what ``loo_grid`` does per grid point: the C values whose full fit ran
-    the exact finish (and its ``max_free``), and whether the folds ran cd alone."""
-    from isvm.loo import driver
-
-    finished, modes, caps = [], [], {}
-    exact_full_fit, fit_folds = driver.exact_full_fit, driver.fit_folds
-
-    def spy_finish(*args, **kwargs):
-        finished.append(args[5])  # C
-        caps[args[5]] = kwargs["max_free"]
-        return exact_full_fit(*args, **kwargs)
-
-    def spy_folds(*args):
-        fit_folds(*args)
-        modes.append(args[5].status.shape[0] == 0)  # NO_FACTOR: cd folds
-
-    monkeypatch.setattr(driver, "exact_full_fit", spy_finish)
-    monkeypatch.setattr(driver, "fit_folds", spy_folds)
-    return finished, modes, caps
-
-
-#: the engine's defaults without the rent rule (cd mode's immediate hand-back alone)
-NO_RENT = dataclasses.replace(DEFAULT_SETTINGS, finish_visits_per_free_cubed=np.inf)
-#: ... and with the immediate rule at 3 epochs per fold instead of 4: the test's path
-#: (segment Ns = 100) takes 3.5-3.9 per fold in cd mode since the per-point floors
-#: (it took 3.9-4.4 before), so the default would leave the rule on a knife edge
-IMMEDIATE_AT_3 = dataclasses.replace(NO_RENT, cd_max_mean_epochs=3.0)
-
-
-def test_cd_mode_hands_back_when_its_tight_full_fits_cost_more_than_the_folds_may(monkeypatch):
-    """cd mode's cost per grid point is its folds' epochs and, along the path, the full
-    fit's (solved to a hundredth of tol). Segment Ns = 100 at gamma 10 (ISVM; the
-    paper's subsample 0) enters cd mode at C = 0.1 and its folds stay cheap (about 2
-    epochs each) while its full fits take 100-300 epochs per grid point: the engine
-    must hand such a grid point's successor back to the active set (it once stayed in
-    cd mode along the whole path, 3.5x slower), whose finish may then take the larger
-    free sets (``finish_max_free_dear``), and the predictions stay those of cd alone."""
-    from isvm.loo import c_grid
-
-    X, y = _paper_subsample("segment", 100)
-    finished, modes, caps = _spy_path(monkeypatch)
-    Cs = c_grid(0.1, 8.0, 0.5)
-    # the immediate rule alone (the rent rule, tested below, would hand back first)
-    frame, pred = loo_grid(
-        X, y, "isvm", [10.0], Cs, return_predictions=True, settings=IMMEDIATE_AT_3
-    )
-    limit = IMMEDIATE_AT_3.cd_max_mean_epochs * len(y)
-    folds_only = []  # hand-backs the folds alone would not have made
-    for t in range(1, len(Cs) - 1):
-        cd_folds = modes[t] and Cs[t] not in finished
-        if cd_folds and frame["iterations"].iloc[t] > limit:
-            assert Cs[t + 1] in finished
-            assert caps[Cs[t + 1]] == DEFAULT_SETTINGS.finish_max_free_dear
-            folds_only.append(t)
-    assert folds_only, "the path never handed back"
-    _, pc = loo_grid(X, y, "isvm", [10.0], Cs, return_predictions=True, active_set=False)
-    assert (pred == pc).all()
-
-
-def test_cd_mode_pays_rent_then_buys_the_finish(monkeypatch):
-    """Coupled formulations in cd mode sum their fold epochs above
-    ``cd_rent_mean_epochs`` per fold (in variable visits) along the path and hand back
-    to the active set once that exceeds one exact finish's price, even where no grid
-    point crosses ``cd_max_mean_epochs``. Vehicle Ns = 200 ISVM at gamma 5 (the paper's
-    subsample 0, z-scored) runs cd folds of a few epochs at small C, where the active
-    set's updated fold solves cost less: the rule must fire there and leave the
-    predictions those of cd alone. (Its gain is in time, 2.3x here by
-    benchmarks/settings_ab.py, not in the count: an active-set fold's set update counts
-    as an epoch, and since the folds' shifted starts many cd folds at large C prove at
-    once, with none.)"""
-    from isvm.loo import c_grid
-
-    X, y = _paper_subsample("vehicle", 200)
-    Cs = c_grid(0.1, 50.0, 0.5)
-    finished, modes, _ = _spy_path(monkeypatch)
-    frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
-    limit = DEFAULT_SETTINGS.cd_max_mean_epochs * len(y)
-    rented = [
-        t
-        for t in range(len(Cs) - 1)
-        if modes[t]
-        and Cs[t] not in finished
-        and frame["iterations"].iloc[t] <= limit
-        and Cs[t + 1] in finished
-    ]
-    assert rented, "no hand-back by rent"
-    _, pc = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True, active_set=False)
-    assert (pred == pc).all()
-
-
-def _cd_mode_path(settings):
-    """A small coupled (ISVM) job and its path past the first C (C = 0.1), for the
-    hand-back rules, whose tests then set the path's mode: vehicle Ns = 100, gamma 5."""
-    from isvm.loo import driver
-    from isvm.loo.certificate import duplicate_groups as groups
-    from isvm.loo.inputs import encode_labels, grid_kernels
-
-    X, y = _paper_subsample("vehicle", 100)
-    classes, y_idx, n_classes = encode_labels(y, None)
-    job = driver._job(
-        get_formulation("isvm"), y_idx, classes, n_classes, tol=1e-3, tol_floor=1e-9,
-        max_iter=None, seed=0, active_set=True, settings=settings,
-    )  # fmt: skip
-    path = driver._start_path(job, grid_kernels(X, [5.0], None)[5.0], *groups(X, y_idx))
-    driver._grid_point(job, path, 0, 5.0, 0.1)
-    return driver, job, path
-
-
-@pytest.mark.parametrize("scale, dear", [(1.0, True), (2.0, False), (4.0, False)])
-def test_a_hand_back_needs_more_evidence_after_a_reversed_one(scale, dear):
-    """cd mode hands back where its epochs per fold exceed ``cd_max_mean_epochs`` times
-    the path's ``hand_back_scale``, and the rent rule's price is scaled alike: a path
-    whose last hand-back a probe reversed (scale 2) needs twice the evidence, so it
-    cannot flap between the modes, paying a fresh finish at each return (vowel Ns 500
-    ISVM, round 22 in docs/benchmarks.md)."""
-    from isvm.loo.bundles import FoldOutput
-
-    driver, job, path = _cd_mode_path(NO_RENT)
-    n = job.n
-    out = FoldOutput.empty(n)
-    out.epochs[:] = 5  # 5 epochs a fold: above 4 (the default), below 8
-    path.cd_mode, path.hand_back_scale = True, scale
-    alpha = np.zeros((n, job.coding.var_mask.shape[1]))
-    driver._hand_back(job, path, 1, out, 0, alpha, 0.6)
-    assert bool(path.handed_back) is dear
-    assert bool(path.cd_mode) is (not dear)
-    # the rent rule: 2 epochs a fold (1 above cd_rent_mean_epochs) for a price set so
-    # that this rent exceeds it at scale 1 only
-    rent = 1.0 * n * job.var_i.shape[0]
-    free = 10
-    alpha[:free, 0] = 0.3  # free at C = 0.6
-    rule = dataclasses.replace(DEFAULT_SETTINGS, finish_visits_per_free_cubed=0.75 * rent / free**3)
-    job.settings = rule
-    out.epochs[:] = 2
-    path.cd_mode, path.cd_rent, path.hand_back_scale = True, 0.0, scale
-    driver._hand_back(job, path, 1, out, 0, alpha, 0.6)
-    assert bool(path.handed_back) is dear
-
-
-def test_a_probe_that_reverses_a_hand_back_doubles_the_evidence_the_next_needs(monkeypatch):
-    """After a hand-back the path runs the exact finish; where the probe then finds cd
-    cheap at once, the hand-back was not needed: the path returns to cd mode and its
-    ``hand_back_scale`` doubles. A probe that enters cd mode without a hand-back before
-    it leaves the scale alone."""
-    driver, job, path = _cd_mode_path(DEFAULT_SETTINGS)
-    monkeypatch.setattr(driver._Probe, "cheap", lambda self, full, start=False: True)
-    for dear, scale in ((True, 2.0), (False, 2.0), (True, 4.0)):
-        path.cd_mode, path.handed_back, path.dear_cd = False, False, dear
-        path.backoff.next = 0
-        driver._grid_point(job, path, 1, 5.0, 0.6)
-        assert path.cd_mode or path.handed_back
-        assert path.hand_back_scale == scale
-
-
-def test_cd_mode_full_fit_is_looser_only_after_a_grid_point_that_certified_every_fold(
-    monkeypatch,
-):
-    """In cd mode the folds start from the full solution; after a grid point whose folds
-    were all certified it is solved to ``cd_full_tol_factor_certified`` x tol, after one
-    with an uncertified fold (a near-tie, which runs to tol and tighter) to
-    ``cd_full_tol_factor`` x tol. MNIST Ns = 100 ISVM at gamma 5 (the paper's subsample
-    0, z-scored) runs in cd mode with both kinds of grid point (about half each); every
-    cd-mode full fit must end at the tolerance its predecessor calls for, and the
-    predictions must be those of the tight full fits everywhere (and of cd alone)."""
-    from isvm.loo import c_grid, driver
-
-    X, y = _paper_subsample("mnist", 100)
-    Cs = c_grid(0.1, 50.0, 0.5)
-    tol = 1e-3
-    last_tol, certified = {}, []
-    run_solver, fit_folds = driver.run_solver, driver.fit_folds
-
-    def spy_solver(state, var_i, var_j, C, **kwargs):
-        last_tol[C] = kwargs["tol"]  # the full fit's last cd solve at C
-        return run_solver(state, var_i, var_j, C, **kwargs)
-
-    def spy_folds(*args):
-        fit_folds(*args)
-        out = args[-1]
-        certified.append((args[3].C, args[5].status.shape[0] == 0, bool(out.certified.all())))
-
-    monkeypatch.setattr(driver, "run_solver", spy_solver)
-    monkeypatch.setattr(driver, "fit_folds", spy_folds)
-    _, pred = loo_grid(X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True)
-    monkeypatch.undo()
-    loose = tol * DEFAULT_SETTINGS.cd_full_tol_factor_certified
-    tight = tol * DEFAULT_SETTINGS.cd_full_tol_factor
-    seen = {"loose": 0, "tight after uncertified": 0}
-    for (_, _, prev_all), (C, cd_folds, _) in zip(certified, certified[1:], strict=False):
-        if not cd_folds or last_tol[C] >= DEFAULT_SETTINGS.active_presolve_tol:
-            continue  # the active-set finish ran (or was tried) at C
-        assert last_tol[C] == pytest.approx(loose if prev_all else tight)
-        seen["loose" if prev_all else "tight after uncertified"] += 1
-    assert all(seen.values()), seen
-    always_tight = dataclasses.replace(
-        DEFAULT_SETTINGS, cd_full_tol_factor_certified=DEFAULT_SETTINGS.cd_full_tol_factor
-    )
-    _, pt = loo_grid(
-        X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True, settings=always_tight
-    )
-    assert (pred == pt).all()
-    _, pc = loo_grid(X, y, "isvm", [5.0], Cs, tol=tol, return_predictions=True, active_set=False)
-    assert (pred == pc).all()
-
-
-def test_prev_try_rule_tries_all_folds_or_a_rotating_sample():
-    """Every fold tries its solution at C_prev while that proved enough of the folds
-    at the last grid point; below, a sample that visits each fold once in k points."""
-    from isvm.loo.driver import _prev_tries
-
-    s = DEFAULT_SETTINGS
-    assert _prev_tries(50, 3, s.prev_try_min_share, s).all()
-    k = s.prev_try_sample
-    masks = [_prev_tries(50, t, 0.5 * s.prev_try_min_share, s) for t in range(k)]
-    assert all(m.sum() in (50 // k, 50 // k + 1) for m in masks)
-    np.testing.assert_array_equal(np.sum(masks, axis=0), np.ones(50))
-
-
-def test_shift_try_rule_keeps_the_folds_it_proved_and_samples_the_rest():
-    """In active-set mode every fold tries the shifted start until some have; then
-    those it proved when they last tried, and a rotating sample of the others. A fold
-    that did not try keeps its record."""
-    from isvm.loo.driver import _shift_outcomes, _shift_tries
-
-    s = DEFAULT_SETTINGS
-    k = s.prev_try_sample
-    assert _shift_tries(50, 3, None, s).all()
-    assert _shift_outcomes(np.full(50, -1, dtype=np.int8), None) is None
-    tries = np.full(50, -1, dtype=np.int8)
-    tries[:10] = 1
-    tries[10:20] = 0
-    proved = _shift_outcomes(tries, None)
-    np.testing.assert_array_equal(proved, np.arange(50) < 10)
-    masks = [_shift_tries(50, t, proved, s) for t in range(k)]
-    assert all(m[:10].all() for m in masks)
-    np.testing.assert_array_equal(np.sum(masks, axis=0)[10:], np.ones(40))
-    again = np.full(50, -1, dtype=np.int8)
-    again[5] = 0  # fold 5 tried and failed; 0-4 and 6-9 did not try: kept
-    np.testing.assert_array_equal(
-        _shift_outcomes(again, proved), (np.arange(50) < 10) & (np.arange(50) != 5)
-    )
-
-
 def test_sift_down_pops_the_largest_key_first():
-    """The lazy certificate's heap (``_core._sift_down``) gives every index once, in
+    """The lazy certificate's heap (``certify._sift_down``) gives every index once, in
     non-increasing key order, ties and all."""
-    from isvm.solvers._core import _sift_down
+    from isvm.solvers.certify import _sift_down
 
     gen = np.random.default_rng(5)
     for n in (0, 1, 2, 7, 64):
@@ -631,92 +250,6 @@ def test_sift_down_pops_the_largest_key_first():
             _sift_down(heap, key, 0, size - 1)
         assert sorted(popped) == list(range(n))
         assert (np.diff(key[popped]) <= 0).all()
-
-
-def test_warm_rule_follows_the_cheaper_side_and_samples_the_other():
-    """The folds' active-set updates start from their statuses at C_prev on one side,
-    every ``prev_try_sample``-th fold (turning with the grid point) on the other; the
-    next grid point's side is the one whose folds took fewer epochs on average (ties:
-    seeded), and stays where only one side ran."""
-    from isvm.loo.driver import _warm_choice, _warm_outcome
-
-    s = DEFAULT_SETTINGS
-    k = s.prev_try_sample
-    far = 1.5 * s.warm_sample_ratio
-    for first in (True, False):
-        masks = [_warm_choice(50, t, first, far, s) for t in range(k)]
-        others = np.sum([~m if first else m for m in masks], axis=0)
-        np.testing.assert_array_equal(others, np.ones(50))  # each fold once in k
-    # C grew little and the guess won last time: every fold takes it
-    assert _warm_choice(50, 3, True, s.warm_sample_ratio, s).all()
-    assert _warm_choice(50, 3, False, s.warm_sample_ratio, s).sum() == len(range(3, 50, k))
-    warm = np.array([1, 1, 1, 0, 0, -1], dtype=np.int8)
-    assert _warm_outcome(warm, np.array([4, 4, 4, 2, 6, 99]), False) is True  # 4 <= 4
-    assert _warm_outcome(warm, np.array([5, 4, 4, 2, 6, 0]), True) is False
-    none_unseeded = np.array([1, 1, -1], dtype=np.int8)
-    assert _warm_outcome(none_unseeded, np.array([9, 9, 0]), False) is False
-    assert _warm_outcome(np.full(3, -1, dtype=np.int8), np.zeros(3, np.int64), True) is True
-
-
-def test_warm_rule_changes_no_prediction(monkeypatch):
-    """Satimage N = 100 [0, 1] ISVM on a coarse C grid (C / C_prev 26 to 1.1), where
-    the warm guess costs more than it saves at the first steps: the rule switches
-    sides at least once, and the predictions are those of every fold seeded and of
-    none."""
-    from isvm.experiment.subsample import draw_subsamples
-    from isvm.loo import driver
-
-    data = load_dataset("satimage", source="bundled", scaling="minmax")
-    idx = draw_subsamples(data.y, 100, 1, seed=0, dataset="satimage")[0]
-    X, y = data.X[idx], data.y[idx]
-    Cs = [0.1 + 2.5 * k for k in range(12)]
-    sides = []
-    choice = driver._warm_choice
-
-    def spy(n, t, warm_first, scale, settings):
-        sides.append(warm_first)
-        return choice(n, t, warm_first, scale, settings)
-
-    monkeypatch.setattr(driver, "_warm_choice", spy)
-    _, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
-    assert True in sides and False in sides
-    for fixed in (True, False):
-        monkeypatch.setattr(driver, "_warm_choice", lambda n, t, w, c, s, f=fixed: np.full(n, f))
-        _, other = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
-        assert (other == pred).all()
-
-
-def test_prev_try_rule_changes_no_prediction(monkeypatch):
-    """Letter Ns = 100 at gamma 5 (the paper's subsample 0, ISVM) runs cd folds, whose
-    previous-C tries rarely prove anything at middle C: the rule must drop to the
-    sample there, and the predictions must be those of every fold trying (certified
-    either way; near-ties as the refits allow)."""
-    from isvm.loo import c_grid, driver, loo_refit
-
-    X, y = _paper_subsample("letter", 100)
-    Cs = c_grid(5.1, 12.0, 0.5)
-    steps = []
-    fit_folds = driver.fit_folds
-
-    def spy(*args):
-        fit_folds(*args)
-        steps.append((args[3].try_prev.copy(), args[8].prev_try.copy()))
-
-    monkeypatch.setattr(driver, "fit_folds", spy)
-    frame, pred = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True)
-    monkeypatch.setattr(driver, "fit_folds", fit_folds)
-    sampled = [t for t, (mask, _) in enumerate(steps) if not mask.all()]
-    assert sampled, "the rule never sampled"
-    for t in sampled:  # the sample follows a grid point that proved too few
-        tried = steps[t - 1][1] >= 0
-        assert tried.any()
-        assert (steps[t - 1][1] == 1).sum() < DEFAULT_SETTINGS.prev_try_min_share * tried.sum()
-        assert not (steps[t][1][~steps[t][0]] >= 0).any()  # the others did not try
-    always = dataclasses.replace(DEFAULT_SETTINGS, prev_try_min_share=0.0)
-    _, pa = loo_grid(X, y, "isvm", [5.0], Cs, return_predictions=True, settings=always)
-    _, ref, gap = loo_refit(X, y, "isvm", [5.0], Cs, tol=1e-9)
-    assert ((pred != ref) <= (gap < NEAR_TIE)).all()
-    assert ((pa != ref) <= (gap < NEAR_TIE)).all()
 
 
 @pytest.mark.parametrize("method", ["isvm", "ova", "ww"])
@@ -779,14 +312,14 @@ def test_standing_proofs_change_nothing_but_the_work(method, monkeypatch):
     real = driver.fit_folds
     skipped = []
 
-    def twice(prob, blocks, cert, step, full, fac, store, cfg, out):
+    def twice(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
         n = prob.K.shape[0]
         dropped = FoldStore(*[a.copy() for a in store])
         dropped.proof[:] = 0.0
         plain = FoldOutput.empty(n)
-        real(prob, blocks, cert, step, full, fac, dropped, cfg, plain)
+        real(prob, blocks, cert, step, full, fac, dropped, cfg, plain, first, stride)
         made = store.proof[:, 0].copy()
-        real(prob, blocks, cert, step, full, fac, store, cfg, out)
+        real(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride)
         for field in FoldOutput._fields:
             np.testing.assert_array_equal(getattr(out, field), getattr(plain, field))
         for field in ("alpha", "S", "ssum", "status", "status_ok"):
@@ -870,8 +403,8 @@ def test_a_walked_zscore_path_matches_refits(method, monkeypatch):
     real = driver.fit_folds
     at_once = []
 
-    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
-        real(prob, blocks, cert, step, full, fac, store, cfg, out)
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
+        real(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride)
         if step.scale_prev > 0.0 and fac.status.shape[0] == 0:
             at_once.append(int(((out.epochs == 0) & (out.prev_try != 1) & out.certified).sum()))
 
@@ -899,8 +432,8 @@ def test_active_set_folds_try_the_shifted_start_first(method, monkeypatch):
     real = driver.fit_folds
     at_once, active = [], []
 
-    def spy(prob, blocks, cert, step, full, fac, store, cfg, out):
-        real(prob, blocks, cert, step, full, fac, store, cfg, out)
+    def spy(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
+        real(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride)
         if step.scale_prev > 0.0 and fac.status.shape[0] > 0:
             active.append(step.C)
             at_once.append(int(((out.epochs == 0) & out.certified).sum()))
@@ -941,7 +474,8 @@ def test_column_bounds_hold_class_by_class_and_prove_only_the_optimum(C, duplica
     the bound over all columns does and more
     (strictly more at C = 0.3 in this test's near- and far-from-optimal points), writing
     the columns it waits on."""
-    from isvm.solvers._core import column_bounds, prove_by_column, refresh_point_scores
+    from isvm.solvers._core import refresh_point_scores
+    from isvm.solvers.certify import column_bounds, prove_by_column
 
     X, y = _twenty_four(duplicates)
     K = rbf_kernel(X, gamma=5.0)

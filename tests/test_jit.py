@@ -18,13 +18,13 @@ from isvm.source import source_hash
 
 def test_kernels_are_cached_in_the_source_versions_folder():
     from isvm.loo import folds
-    from isvm.solvers import _core
+    from isvm.solvers import certify, epochs
 
     folder = _jit.cache_dir()
     if not os.environ.get("NUMBA_CACHE_DIR"):
         assert folder == _jit.versioned_cache_dir()
         assert folder.name == f"numba-{source_hash()[:16]}"
-    for kernel in (_core.top_two, _core.cd_epochs, folds.fit_folds):
+    for kernel in (certify.top_two, epochs.cd_epochs, folds.fit_folds):
         # numba's own record of where the kernel's cache lives (its locator's path)
         assert os.path.commonpath([kernel._cache._cache_path, folder]) == str(folder)
     assert numba.config.CACHE_DIR == os.environ.get("NUMBA_CACHE_DIR", "")  # restored
@@ -53,3 +53,23 @@ def test_only_the_newest_versions_are_kept(tmp_path):
     left = sorted(p.name for p in tmp_path.iterdir())
     kept = [f"numba-{age:016d}" for age in range(_jit.KEEP_VERSIONS)]
     assert left == sorted([*kept, "numba-current", "other"])
+
+
+def test_a_cold_cache_announces_the_compile_once(tmp_path):
+    """The first LOO call of a process with no compiled fold kernel in numba's cache says
+    so in one line on stderr (and only once); a cache that holds one stays silent."""
+    import subprocess
+    import sys
+
+    from isvm.warmup import COMPILE_NOTE
+
+    code = "from isvm.warmup import announce_compile as a; a(); a()"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count(COMPILE_NOTE) == 1 and run.stderr.strip() == COMPILE_NOTE
+    module = tmp_path / "loo_0123"
+    module.mkdir()
+    (module / "folds.fit_folds-40.py311.nbi").write_bytes(b"")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and run.stderr == ""

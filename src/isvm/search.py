@@ -455,12 +455,11 @@ def _served_path(group, estimators, method, X, y, threads, kernels, report):
 def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress):
     """One gamma's C path of ``method`` as the workflow serves it: (frame, predictions).
 
-    The engine (``loo_grid``) or ``loo_refit``, as :data:`isvm.loo.LOO_METHODS` says;
-    :func:`isvm.loo.loo_records` makes the same choice but returns no predictions.
-    The estimator's ``tol``, its ``max_iter`` (epochs: only for the cd solver) and an
-    integer ``random_state`` (the engine's seed; else 0) go with it.
+    The engine or a refit, as :func:`isvm.loo.loo_records` chooses. The estimator's
+    ``tol``, its ``max_iter`` (epochs: only for the cd solver) and an integer
+    ``random_state`` (the engine's seed; else 0) go with it.
     """
-    from isvm.loo import LOO_METHODS, loo_grid, loo_refit
+    from isvm.loo import loo_records
 
     seed = estimator.random_state if isinstance(estimator.random_state, numbers.Integral) else 0
     cd_like = getattr(estimator, "solver", "cd") in ("cd", "bcd")
@@ -471,12 +470,9 @@ def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress):
         "kernel_cache": kernels,
         "progress": progress,
     }
-    if LOO_METHODS[method] == "engine":
-        return loo_grid(
-            X, y, method, [gamma], Cs, threads=threads, return_predictions=True, **options
-        )
-    frame, preds, _ = loo_refit(X, y, method, [gamma], Cs, **options)
-    return frame, preds
+    return loo_records(
+        X, y, method, [gamma], Cs, threads=threads, return_predictions=True, **options
+    )
 
 
 def _refit_folds(estimator, X, y, n_jobs) -> tuple[NDArray, float, int]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -64,6 +65,31 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
     _gather(square, index, index, np.empty((4, 4))[:2, :2])
     _gather(square, index, index, np.empty((2, 2)))
     return time.perf_counter() - start
+
+
+#: what the first use of the LOO engine compiles, about how long, how to do it ahead
+COMPILE_NOTE = (
+    "isvm: compiling the LOO engine's numba kernels (first use of this version: about "
+    "2 minutes of one core, cached afterwards; `python -m isvm warmup` does it ahead)"
+)
+_announced = False
+
+
+def cold(folder: Path) -> bool:
+    """Whether numba's cache ``folder`` holds no compiled fold kernel yet."""
+    return not any(folder.glob("**/folds.fit_folds-*.nbi"))
+
+
+def announce_compile() -> None:
+    """Say on stderr, once a process, that the LOO engine is about to compile, where
+    its fold kernel is not in numba's cache: the first use otherwise sits silent for
+    minutes."""
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    if cold(cache_dir()):
+        print(COMPILE_NOTE, file=sys.stderr, flush=True)
 
 
 def cache_dir() -> Path:

@@ -12,10 +12,9 @@ mean seconds per grid point of the stretches stand for the rest of the path; the
 sum over gammas is one subsample's cost, times ``n_subsamples`` the cell's. Refit
 methods (:data:`isvm.loo.LOO_METHODS`) are timed the same way. Times are this
 machine's, one thread per job (the workflow's ``loo_threads`` divide a job's wall
-time, not its core time). Checked against full runs of the same subsample
-(docs/benchmarks.md): estimate / actual 0.52-1.73 on vehicle Ns 200, letter and wine
-Ns 100; a stretch run on its own starts without the path's history (the engine's
-mode, the folds' previous solutions), which is where the error comes from.
+time, not its core time). An estimate is within about a factor of two of a full run
+of the same subsample (docs/benchmarks.md): a stretch run on its own starts without
+the path's history (the engine's mode, the folds' previous solutions).
 """
 
 from __future__ import annotations

@@ -58,7 +58,6 @@ REQUIRED_COLUMNS: tuple[str, ...] = KEY_COLUMNS + ("loo_accuracy",)
 #: faster than the 1-versus-all".
 PAPER_TIME_RATIOS: dict[str, float] = {"isvm_over_ww": 8.0, "ova_over_ww": 2.0}
 
-_PRINTED_TO_KEY = {v: k for k, v in PAPER_NAMES.items()}
 _DATASET_ORDER = {name: i for i, name in enumerate(PAPER_NAMES.values())}
 
 

@@ -71,7 +71,7 @@ class FoldStore(NamedTuple):
     status_ok: np.ndarray  # (N,) bool, whether ``status`` is an exact fold optimum's
     #: (N, 3): the standing proof of each fold's stored solution, (C it was made at, 0:
     #: none yet, -1: its bound did not prove it, nor will at a larger C; the bound
-    #: there; its growth per unit of C), from :func:`isvm.solvers._core.standing_bound`;
+    #: there; its growth per unit of C), from :func:`isvm.solvers.certify.standing_bound`;
     #: (N, 3 + 2D) where the folds certify column by column (``Certificate.column_factor``):
     #: then each column's bound (from 3 on) and growth (from 3 + D on) instead
     proof: np.ndarray
@@ -90,15 +90,30 @@ class PathStep(NamedTuple):
     S_prev: np.ndarray  # (D, N) or (0, 0)
     ssum_prev: np.ndarray  # (N,) or (0,)
     # (N,) bool: whether fold p tries its own solution at C_prev before a cd start
-    # (LooSettings.prev_try_min_share)
+    # (isvm.loo.policy)
     try_prev: np.ndarray
     # (N,) bool: whether fold p tries the shifted start before its active-set update
-    # (active-set mode; driver._shift_tries)
+    # (active-set mode; isvm.loo.policy)
     try_shift: np.ndarray
     # (N,) bool: whether fold p's active-set update starts from its own statuses at
-    # C_prev, where they are exact and C grew by at most FoldSettings.warm_ratio
-    # (driver._warm_choice)
+    # C_prev, where they are exact and C grew by at most settings.WARM_RATIO
+    # (isvm.loo.policy)
     use_warm: np.ndarray
+
+
+class FoldLimits(NamedTuple):
+    """One grid run's tolerances and budgets as the numba fold kernels read them (the
+    names of :func:`isvm.loo.loo_grid` and :class:`~isvm.loo.settings.LooSettings`)."""
+
+    tol: float  # maximum KKT violation of a fold solve
+    tol_floor: float  # tightest tolerance an uncertified fold is solved to
+    max_iter: int  # epochs per fit
+    kappa: float  # class-score difference per unit of ||w|| (the formulation's)
+    active_max_iter: int  # set updates per fold
+    active_max_changed: int  # outside variables a fold update may free
+    #: primal-dual steps without progress before the decremental path (< 0: the path alone)
+    active_patience: int
+    active_pd_max_touched: int  # outside variables those steps may free before it
 
 
 class Certificate(NamedTuple):

@@ -2,7 +2,7 @@
 
 A fold's prediction at its held-out point p is proved from a bound on
 ``||w - w*||`` (the fold's current primal point against its optimum) and the reach
-of the point in feature space (:func:`isvm.solvers._core.certify`). Two facts make
+of the point in feature space (:func:`isvm.solvers.certify.certify`). Two facts make
 both much sharper than the plain duality gap and ``sqrt(K_pp)``:
 
 - **The held-out radius.** ``w - w*`` lies in the span of the fold's training
@@ -18,7 +18,7 @@ both much sharper than the plain duality gap and ``sqrt(K_pp)``:
   points; identical points count as one (their multipliers enter w only through
   their sum). Then ``D* - D(alpha)`` is bounded by a sum of small per-point
   problems, quadratic in the KKT residuals
-  (:func:`isvm.solvers._core.suboptimality`), where the duality gap weighs every
+  (:func:`isvm.solvers.certify.suboptimality`), where the duality gap weighs every
   residual by C; at large C that is the difference between certifying a fold at
   once and solving it to 1e-9. One floor for all, ``lambda_min(K)``, is set by the
   closest pair of points; scaled per point, ``lambda_i = mu d_i`` with

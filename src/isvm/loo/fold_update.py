@@ -19,6 +19,13 @@ import numpy as np
 
 from isvm._jit import njit
 from isvm.loo.bundles import EXCLUDED, FREE, UPPER, ZERO
+from isvm.loo.settings import (
+    BOX_SLACK,
+    FREE_THRESHOLD,
+    RIDGE,
+    STATIONARY_TOL,
+    WARM_MAX_CHANGES,
+)
 from isvm.solvers import _core
 from isvm.solvers._core import dual_gradients
 
@@ -96,7 +103,7 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     ``prob`` is the full problem (:class:`~isvm.solvers._core.Problem`), ``full`` the
     full optimum (:class:`~isvm.solvers._core.Dual`) and ``fac`` its active set and
     inverse (:class:`~isvm.loo.bundles.Factor`); ``cfg`` is the
-    :class:`~isvm.loo.settings.FoldSettings`. The fold fixes p's multipliers at 0;
+    :class:`~isvm.loo.bundles.FoldLimits`. The fold fixes p's multipliers at 0;
     every other variable keeps its full status until the iteration moves it. Each
     step minimises the dual on the face its statuses define (:func:`_face_solution`,
     a bordered system on the full inverse, never a new factorisation).
@@ -106,8 +113,8 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     1. primal-dual steps (every variable that left the box goes to its bound, every
        bound variable whose gradient points inward is freed): usually a handful of
        steps to the optimum. The dual is not an M-matrix, so they can cycle or
-       diverge; once ``cfg.patience`` steps in a row fail to reduce the number of
-       infeasible variables, or they have freed more than ``cfg.pd_max_touched``
+       diverge; once ``cfg.active_patience`` steps in a row fail to reduce the number of
+       infeasible variables, or they have freed more than ``cfg.active_pd_max_touched``
        outside variables (each face solve costing O(touched^3)), phase 2 takes over
        (``patience < 0``: at once);
     2. the decremental path (Cauwenberghs and Poggio's exact leave-one-out, without
@@ -122,13 +129,13 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     ``warm`` (:class:`~isvm.loo.bundles.Warm`: this fold's final statuses at the
     previous C and the full optimum's there), phase 1 starts from the full statuses
     with the fold's previous changes applied (unless there are more than
-    ``cfg.warm_max_changes``); empty arrays mean no such guess. Phase 2 always starts
+    ``WARM_MAX_CHANGES``); empty arrays mean no such guess. Phase 2 always starts
     from the full optimum's statuses.
 
     Writes the fold solution into ``out`` (a Dual: clipped to the box, scores exact
     for it) and its statuses into ``status_out``, and returns (converged, set
-    updates, near). Not converged (``cfg.max_iter`` updates in all, a singular face,
-    more than ``cfg.max_changed`` outside variables freed, a ridged face that is not
+    updates, near). Not converged (``cfg.active_max_iter`` updates in all, a singular face,
+    more than ``cfg.active_max_changed`` outside variables freed, a ridged face that is not
     stationary: ISVM, whose dual is flat along y_i) leaves the statuses unspecified;
     the caller then falls back to coordinate descent. ``near`` is True when the
     iteration ended on a ridged face minimiser that satisfies every status's KKT
@@ -140,10 +147,10 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     n_var = prob.var_i.shape[0]
     st = fac.status.copy()
     removal = _removal(prob, p, C, full, fac, st)
-    work = touched_work(fac.free_vars.shape[0], cfg.max_changed)
+    work = touched_work(fac.free_vars.shape[0], cfg.active_max_changed)
     changes = Changes(np.empty(n_var, dtype=np.int64), np.empty(n_var, dtype=np.int8))
     it, nt = 0, 0
-    if cfg.patience >= 0:  # patience < 0: the decremental path alone
+    if cfg.active_patience >= 0:  # patience < 0: the decremental path alone
         nt, work = _warm_guess(prob, fac, warm, st, work, changes, cfg)
         guessed = nt > 0
         done, it, work, nt = _primal_dual_steps(
@@ -224,7 +231,7 @@ def _removal(prob, p, C, full, fac, st):
 def _warm_guess(prob, fac, warm, st, work, changes, cfg):
     """Phase 1's start: the full statuses with the fold's own changes at the previous C
     applied (:class:`~isvm.loo.bundles.Warm`), unless there are none or more than
-    ``cfg.warm_max_changes``. Returns (touched variables, work)."""
+    ``WARM_MAX_CHANGES``. Returns (touched variables, work)."""
     n_var = prob.var_i.shape[0]
     warm_status, warm_base = warm
     if warm_status.shape[0] != n_var or warm_base.shape[0] != n_var:
@@ -239,9 +246,11 @@ def _warm_guess(prob, fac, warm, st, work, changes, cfg):
             # guess it free, and the steps move it to its bound if need be
             chg_s[n_warm] = w if fac.free_pos[v] >= 0 else FREE
             n_warm += 1
-    if n_warm > cfg.warm_max_changes:
+    if n_warm > WARM_MAX_CHANGES:
         return 0, work
-    grown, work = _register(prob, fac, changes, n_warm, st, work, 0, cfg.max_changed)
+    grown, work = _register(
+        prob, fac, changes, n_warm, st, work, np.int64(0), cfg.active_max_changed
+    )
     return max(grown, 0), work  # too many: no guess (nothing changed)
 
 
@@ -253,33 +262,33 @@ def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, 
     Returns (outcome, face solves, work, touched variables): outcome 1 the fold's
     optimum (in ``out``, clipped), 0 failed (a ridged solve of a singular face: ``out``
     satisfies every status's KKT condition but not stationarity), -1
-    stopped making progress (``cfg.patience`` steps without fewer infeasible variables, a singular
-    face, more than ``cfg.pd_max_touched`` outside variables freed, too many for the
-    row storage, ``cfg.max_iter``): the decremental path next.
+    stopped making progress (``cfg.active_patience`` steps without fewer infeasible
+    variables, a singular face, more than ``cfg.active_pd_max_touched`` outside variables
+    freed, too many for the row storage, ``cfg.active_max_iter``): the decremental path.
     """
-    slack = cfg.box_slack * C
+    slack = BOX_SLACK * C
     best = prob.var_i.shape[0] + 1
-    tries = cfg.patience
+    tries = cfg.active_patience
     it = 0
-    while it < cfg.max_iter:
+    while it < cfg.active_max_iter:
         it += 1
-        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
+        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, RIDGE):
             break
-        n_inf = _infeasible(prob, C, slack, st, out, changes, cfg.free_threshold)
+        n_inf = _infeasible(prob, C, slack, st, out, changes, FREE_THRESHOLD)
         if n_inf == 0:
-            return (1 if _optimum(prob, C, st, out, cfg) else 0), it, work, nt
+            return (1 if _optimum(prob, C, st, out) else 0), it, work, nt
         if n_inf < best:
             best = n_inf
-            tries = cfg.patience
+            tries = cfg.active_patience
         elif tries > 0:
             tries -= 1
         else:
             break
-        grown, work = _register(prob, fac, changes, n_inf, st, work, nt, cfg.max_changed)
+        grown, work = _register(prob, fac, changes, n_inf, st, work, nt, cfg.active_max_changed)
         if grown < 0:
             break
         nt = grown
-        if nt > cfg.pd_max_touched:  # the next face solves would cost O(nt^3) each
+        if nt > cfg.active_pd_max_touched:  # the next face solves would cost O(nt^3) each
             break
     return -1, it, work, nt
 
@@ -298,13 +307,13 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
     var_i, var_j = prob.var_i, prob.var_j
     n_var = var_i.shape[0]
     alpha = out.alpha
-    free_threshold = cfg.free_threshold
+    free_threshold = FREE_THRESHOLD
     chg_v, chg_s = changes
     cur = full.alpha.copy()
     g_cur = dual_gradients(prob, full.S, full.ssum)
-    while it < cfg.max_iter:
+    while it < cfg.active_max_iter:
         it += 1
-        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, cfg.ridge):
+        if not _face_solution(prob, C, full, fac, removal, st, work, nt, out, RIDGE):
             return -1, it
         g_new = dual_gradients(prob, out.S, out.ssum)
         tau = 1.0
@@ -329,7 +338,7 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
             if r < tau:
                 tau, event = r, v
         if event < 0:  # the face minimiser at t = 1 satisfies the KKT conditions
-            return (1 if _optimum(prob, C, st, out, cfg) else 0), it
+            return (1 if _optimum(prob, C, st, out) else 0), it
         # the path and its gradient are affine in t: interpolate both (the event
         # variable's move to its bound below only corrects rounding)
         cur += tau * (alpha - cur)
@@ -341,7 +350,9 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
         else:
             chg_v[0] = event
             chg_s[0] = FREE
-            grown, work = _register(prob, fac, changes, 1, st, work, nt, cfg.max_changed)
+            grown, work = _register(
+                prob, fac, changes, np.int64(1), st, work, nt, cfg.active_max_changed
+            )
             if grown < 0:
                 return -1, it
             nt = grown
@@ -349,10 +360,10 @@ def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, o
 
 
 @njit(cache=True)
-def _optimum(prob, C, st, out, cfg):
+def _optimum(prob, C, st, out):
     """A KKT-feasible face minimiser in ``out``: clipped to the box if it is stationary
     (True); False if not (a ridged solve of a singular face: not a minimiser)."""
-    if not _stationary(prob, st, out, cfg.stationary_tol):
+    if not _stationary(prob, st, out, STATIONARY_TOL):
         return False
     _clip(prob, C, out)
     return True
@@ -376,12 +387,28 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
     and the touched variables' values into ``work.t_val``. Returns False when the
     system is singular even with a ridge (relative size ``ridge``).
     """
-    K, var_i, var_j, cols, vals, c = prob
-    alpha_full, S_full, ssum_full = full
-    free_vars, Hinv, S_bound, ssum_bound = fac.free_vars, fac.Hinv, fac.S_bound, fac.ssum_bound
-    p_upper, n_pu, x_full, z_p = removal
-    touched, Qv, Y, G, t_val = work
-    alpha, S, ssum = out
+    sets = _face_sets(C, fac, st, work, nt)
+    z = _folded_rhs(prob, full, fac, removal, work, nt)
+    T, rhs = _schur_system(prob, C, full, fac, removal, work, nt, z, sets)
+    m = T.shape[0]
+    T_ridge = T.copy()
+    rhs_ridge = rhs.copy()
+    if not _solve_dense(T, rhs, m):
+        if not _ridged_solve(prob, work, sets, T_ridge, rhs_ridge, ridge):
+            return False
+        rhs = rhs_ridge
+    x = _face_values(fac, work, z, rhs, sets)
+    _face_point(prob, C, full, fac, removal, work, nt, x, out)
+    return True
+
+
+@njit(cache=True)
+def _face_sets(C, fac, st, work, nt):
+    """The face's R (free-set positions now at a bound, and their values) and N (the
+    touched variables now free); the other touched variables' bound values go into
+    ``work.t_val``. Returns (r_pos, r_val, |R|, n_list, |N|)."""
+    free_vars = fac.free_vars
+    touched, t_val = work.ids, work.t_val
     nf = free_vars.shape[0]
     r_pos = np.empty(nf, dtype=np.int64)
     r_val = np.empty(nf)
@@ -402,16 +429,34 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
             t_val[t] = 0.0  # unknown: out of the bound part of the right-hand side
         else:
             t_val[t] = C if st[v] == UPPER else 0.0
-    m = nn + nr
-    # z = Hinv r_F with every outside change folded in
-    z = x_full + z_p
+    return r_pos, r_val, nr, n_list, nn
+
+
+@njit(cache=True)
+def _folded_rhs(prob, full, fac, removal, work, nt):
+    """``z = Hinv r_F`` with every outside change folded in."""
+    var_i, var_j = prob.var_i, prob.var_j
+    touched, Y, t_val = work.ids, work.Y, work.t_val
+    nf = fac.free_vars.shape[0]
+    z = removal.x_full + removal.z_p
     for t in range(nt):
         v = touched[t]
-        diff = alpha_full[var_i[v], var_j[v]] - t_val[t]
+        diff = full.alpha[var_i[v], var_j[v]] - t_val[t]
         if diff != 0.0:
             for k in range(nf):
                 z[k] += diff * Y[t, k]
-    # Schur complement system in (x_N, mu)
+    return z
+
+
+@njit(cache=True)
+def _schur_system(prob, C, full, fac, removal, work, nt, z, sets):
+    """The Schur complement system in (x_N, mu): (T, its right-hand side)."""
+    K, var_i, var_j, cols, vals, c = prob
+    p_upper, n_pu = removal.p_upper, removal.n_pu
+    touched, Qv, Y, G, t_val = work
+    r_pos, r_val, nr, n_list, nn = sets
+    nf = fac.free_vars.shape[0]
+    m = nn + nr
     T = np.empty((m, m))
     rhs = np.empty(m)
     qz = np.dot(Qv[:nt], z) if nn > 0 and nf > 0 else np.zeros(nt)  # one GEMV, not nn dots
@@ -420,13 +465,13 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         va = touched[ta]
         ia = var_i[va]
         ja = var_j[va]
-        r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, S_bound, ssum_bound)
+        r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, fac.S_bound, fac.ssum_bound)
         for q in range(n_pu):
             vq = p_upper[q]
             r += C * _core.q_entry(ia, ja, var_i[vq], var_j[vq], cols, vals, c, K)
         for t in range(nt):
             vt = touched[t]
-            diff = t_val[t] - alpha_full[var_i[vt], var_j[vt]]
+            diff = t_val[t] - full.alpha[var_i[vt], var_j[vt]]
             if diff != 0.0:
                 r -= _core.q_entry(ia, ja, var_i[vt], var_j[vt], cols, vals, c, K) * diff
         rhs[a] = r - qz[ta]
@@ -438,31 +483,42 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
     for a in range(nr):
         rhs[nn + a] = r_val[a] - z[r_pos[a]]
         for b in range(nr):
-            T[nn + a, nn + b] = -Hinv[r_pos[a], r_pos[b]]
-    T_ridge = T.copy()
-    rhs_ridge = rhs.copy()
-    if not _solve_dense(T, rhs, m):
-        # Singular: for ISVM, all of one point's multipliers free (Q is singular along
-        # y_i there, and the dual is linear along it), or fixed where Hinv is a
-        # pseudo-inverse. A ridge on each block turns the step into a long one along
-        # that direction, which the caller cuts at the box; a face solved this way
-        # is never reported as the optimum unless it is stationary.
-        ridge_n = 0.0
-        for a in range(nn):
-            v = touched[n_list[a]]
-            ridge_n = max(
-                ridge_n, _core.q_entry(var_i[v], var_j[v], var_i[v], var_j[v], cols, vals, c, K)
-            )
-        ridge_r = 0.0
-        for a in range(nr):
-            ridge_r = max(ridge_r, abs(T_ridge[nn + a, nn + a]))
-        for a in range(nn):
-            T_ridge[a, a] += ridge * max(ridge_n, 1e-300)
-        for a in range(nr):
-            T_ridge[nn + a, nn + a] -= ridge * max(ridge_r, 1e-300)
-        if not _solve_dense(T_ridge, rhs_ridge, m):
-            return False
-        rhs = rhs_ridge
+            T[nn + a, nn + b] = -fac.Hinv[r_pos[a], r_pos[b]]
+    return T, rhs
+
+
+@njit(cache=True)
+def _ridged_solve(prob, work, sets, T, rhs, ridge):
+    """A singular Schur system solved with a ridge on each block (in place). For ISVM,
+    all of one point's multipliers free (Q is singular along y_i there, the dual linear
+    along it), or fixed where Hinv is a pseudo-inverse: the step becomes a long one
+    along that direction, which the caller cuts at the box; a face solved this way is
+    never reported as the optimum unless it is stationary. False if still singular."""
+    K, var_i, var_j, cols, vals, c = prob
+    _, _, nr, n_list, nn = sets
+    ridge_n = 0.0
+    for a in range(nn):
+        v = work.ids[n_list[a]]
+        ridge_n = max(
+            ridge_n, _core.q_entry(var_i[v], var_j[v], var_i[v], var_j[v], cols, vals, c, K)
+        )
+    ridge_r = 0.0
+    for a in range(nr):
+        ridge_r = max(ridge_r, abs(T[nn + a, nn + a]))
+    for a in range(nn):
+        T[a, a] += ridge * max(ridge_n, 1e-300)
+    for a in range(nr):
+        T[nn + a, nn + a] -= ridge * max(ridge_r, 1e-300)
+    return _solve_dense(T, rhs, nn + nr)
+
+
+@njit(cache=True)
+def _face_values(fac, work, z, rhs, sets):
+    """The face's free-set values ``x`` from the Schur solution ``rhs``; the touched
+    variables now free get theirs in ``work.t_val``."""
+    r_pos, r_val, nr, n_list, nn = sets
+    Y, t_val = work.Y, work.t_val
+    nf = fac.free_vars.shape[0]
     x = z.copy()
     for a in range(nn):
         f = rhs[a]
@@ -473,17 +529,28 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         f = rhs[nn + a]
         row = r_pos[a]
         for k in range(nf):
-            x[k] -= f * Hinv[row, k]
+            x[k] -= f * fac.Hinv[row, k]
     for a in range(nr):
         x[r_pos[a]] = r_val[a]
     for a in range(nn):
         t_val[n_list[a]] = rhs[a]
-    # the minimiser and its exact scores, the changes summed per point first
-    alpha[:, :] = alpha_full
-    S[:, :] = S_full
-    ssum[:] = ssum_full
+    return x
+
+
+@njit(cache=True)
+def _face_point(prob, C, full, fac, removal, work, nt, x, out):
+    """The face's minimiser and its exact scores into ``out``, the changes from the full
+    optimum summed per point first."""
+    K, var_i, var_j, cols, vals, c = prob
+    x_full, p_upper, n_pu = removal.x_full, removal.p_upper, removal.n_pu
+    touched, t_val = work.ids, work.t_val
+    free_vars = fac.free_vars
+    alpha, S, ssum = out
+    alpha[:, :] = full.alpha
+    S[:, :] = full.S
+    ssum[:] = full.ssum
     coef = np.zeros((K.shape[0], S.shape[0]))
-    for k in range(nf):
+    for k in range(free_vars.shape[0]):
         if x[k] != x_full[k]:
             v = free_vars[k]
             alpha[var_i[v], var_j[v]] = x[k]
@@ -492,14 +559,13 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
         v = touched[t]
         alpha[var_i[v], var_j[v]] = t_val[t]
         _core.record_point_change(
-            var_i[v], var_j[v], t_val[t] - alpha_full[var_i[v], var_j[v]], cols, vals, coef
+            var_i[v], var_j[v], t_val[t] - full.alpha[var_i[v], var_j[v]], cols, vals, coef
         )
     for q in range(n_pu):
         v = p_upper[q]
         alpha[var_i[v], var_j[v]] = 0.0
         _core.record_point_change(var_i[v], var_j[v], -C, cols, vals, coef)
     _core.apply_point_steps(coef, c, K, S, ssum)
-    return True
 
 
 @njit(cache=True)

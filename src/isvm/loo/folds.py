@@ -12,54 +12,51 @@ coordinate descent runs from the start with the smallest duality gap of up to fo
 that one, the full solution with p's multipliers removed, the fold's solution at the
 previous C scaled by C / C_prev, and, where the update ended on a singular face, its
 ridged minimiser (feasible, all but stationary). Every fold stops only when
-its prediction is certified (:func:`isvm.solvers._core.prove`: the suboptimality
+its prediction is certified (:func:`isvm.solvers.certify.prove`: the suboptimality
 bound and the held-out radius) or it has converged to ``tol`` and then tighter.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from isvm._jit import njit
 from isvm.loo.bundles import Warm
 from isvm.loo.fold_update import fold_active_set
-from isvm.solvers import _core
+from isvm.loo.settings import WARM_RATIO
+from isvm.solvers import _core, certify, epochs
 from isvm.solvers._core import Blocks, Dual, Target
 
 
 @njit(cache=True)
-def _fold_solve(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=False):
+def _fold_solve(prob, blocks, C, dual, tol, max_epochs, rng, target, tried):
     """One held-out solve: block updates where a point's multipliers are coupled.
     ``tried``: the start's certificate was tried and failed (the first try is skipped)."""
     if blocks.sigma != 0.0:
-        return _core.block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried)
-    return _core.cd_epochs(prob, C, dual, tol, max_epochs, rng, True, target, tried)
+        return epochs.block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried)
+    return epochs.cd_epochs(prob, C, dual, tol, max_epochs, rng, _core.TRUE, target, tried)
 
 
-@njit(cache=True, parallel=True)
-def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out):
-    """Fit every held-out problem of one grid point in parallel; fills ``out`` and the fold store.
+@njit(cache=True, nogil=True)
+def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out, first, stride):
+    """Fit held-out problems ``first, first + stride, ...`` of one grid point; fills
+    ``out`` and the fold store for them. Without the GIL: the driver runs ``stride``
+    calls at once on its threads, each fold's rows of ``store`` and ``out`` its own.
 
     ``prob`` is the full problem, ``blocks`` its coupling (the points are taken per
     fold), ``cert`` (:class:`~isvm.loo.bundles.Certificate`) turns scores into class
     scores and holds the kernel's held-out radii and eigenvalue floor; ``step``
     (:class:`~isvm.loo.bundles.PathStep`) is the grid point's C, C / C_prev (``<= 0``:
-    none), the folds' seeds, the full statuses at C_prev and which folds try their
-    solution at C_prev; ``full`` the full
-    optimum; ``fac`` its :class:`~isvm.loo.bundles.Factor`, or
-    :data:`~isvm.loo.bundles.NO_FACTOR` (empty) where the full fit is not exact (cd
-    alone then); ``store`` (:class:`~isvm.loo.bundles.FoldStore`)
-    each fold's solution at the previous C, updated here; ``cfg`` the
-    :class:`~isvm.loo.settings.FoldSettings`; ``out`` a
+    none), the folds' seeds, the full solution and statuses at C_prev and which folds
+    try which start; ``full`` the full optimum; ``fac`` its
+    :class:`~isvm.loo.bundles.Factor`, or :data:`~isvm.loo.bundles.NO_FACTOR` (empty)
+    where the full fit is not exact (cd alone then); ``store``
+    (:class:`~isvm.loo.bundles.FoldStore`) each fold's solution at the previous C,
+    updated here; ``cfg`` the :class:`~isvm.loo.bundles.FoldLimits`; ``out`` a
     :class:`~isvm.loo.bundles.FoldOutput`.
-
-    The bundles are handed whole to :func:`_fit_fold`: inside a ``prange`` loop numba
-    loses writes made through a tuple's arrays (numba/numba#5872). The fold index is
-    cast to int64: the parfor types it both signed and unsigned, two compilations.
     """
-    for p in prange(prob.K.shape[0]):
-        _fit_fold(np.int64(p), prob, blocks, cert, step, full, fac, store, cfg, out)
+    for p in range(first, prob.K.shape[0], stride):
+        _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out)
 
 
 @njit(cache=True)
@@ -123,7 +120,7 @@ def _shifted_start(p, prob, C, full, step, store):
                 _core.record_point_change(i, j, target - a, cols, vals, coef)
                 alpha[i, j] = target
     _core.apply_point_steps(coef, c, K, S, ssum)
-    return alpha, S, ssum
+    return Dual(alpha, S, ssum)
 
 
 @njit(cache=True)
@@ -181,7 +178,7 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget, pooled=
         fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
         rng = _core.rng_state(seeds[p])
         cap = left if pooled else budget
-        result = _fold_solve(fold, fold_blocks, C, dual, tol, cap, rng, target)
+        result = _fold_solve(fold, fold_blocks, C, dual, tol, cap, rng, target, _core.FALSE)
         epochs[k] = result[0]
         certified[k] = result[3]
         left -= result[0]
@@ -189,24 +186,25 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget, pooled=
 
 
 @njit(cache=True)
-def _gap(fold, prob, C, alpha, S, ssum):
+def _gap(fold, prob, C, dual):
     """The duality gap of a fold start (``fold``'s variables; codings from ``prob``)."""
     _, _, _, cols, vals, c = prob
+    alpha, S, ssum = dual
     return _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
 
 
 #: a standing proof must hold with this relative room in its bound, so that rounding in
-#: the sums can never make it prove what :func:`isvm.solvers._core.prove` would not
+#: the sums can never make it prove what :func:`isvm.solvers.certify.prove` would not
 STANDING_MARGIN = 1e-9
 
 
 @njit(cache=True)
 def _still_proved(p, proof, S, C, target):
     """Whether fold p's standing proof ``proof`` (made at a C no larger than this one by
-    :func:`isvm.solvers._core.standing_bound`, or column by column by
-    :func:`isvm.solvers._core.column_bounds` where ``target.column_factor > 0``, on the
+    :func:`isvm.solvers.certify.standing_bound`, or column by column by
+    :func:`isvm.solvers.certify.column_bounds` where ``target.column_factor > 0``, on the
     solution whose scores are S) still proves its prediction at C, without a pass over
-    the variables: where it does, :func:`_core.prove` at C would prove it too (its bound
+    the variables: where it does, :func:`certify.prove` at C would prove it too (its bound
     is at most the standing one), so the fold keeps its solution and prediction, as
     that try would."""
     made = proof[0]
@@ -218,204 +216,229 @@ def _still_proved(p, proof, S, C, target):
         for d in range(n_cols):
             grown[d] = (proof[3 + d] + (C - made) * proof[3 + n_cols + d]) * (1.0 + STANDING_MARGIN)
         r = target.scale * target.column_factor
-        return _core.certify_by_column(p, target.A, S, grown, r, target.column_need[:0])
+        return certify.certify_by_column(p, target.A, S, grown, r, target.column_need[:0])
     grown = (proof[1] + (C - made) * proof[2]) * (1.0 + STANDING_MARGIN)
-    return _core.certify(p, target.A, S, grown, target.scale)[1]
+    return certify.certify(p, target.A, S, grown, target.scale)[1]
 
 
 @njit(cache=True)
 def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
-    """Fold ``p`` of :func:`fit_folds`.
+    """Fold ``p`` of :func:`fit_folds`: its cheap starts in turn, then cd from the best.
 
-    The active-set solve is seeded with ``store.status[p]`` (the fold's statuses at
-    the previous C, relative to ``step.status_prev``) where ``store.status_ok[p]``, C
-    grew by at most ``cfg.warm_ratio`` and ``step.use_warm[p]``, and stores its final
-    statuses there (``out.warm[p]`` says whether it was seeded). Where
-    ``step.try_shift[p]``, the shifted start is proved before it, and a proof skips the
-    solve (the statuses then carried to this C by :func:`_rebased`).
-
-    ``out.settled[p]`` is True when the fold was certified or converged to tol. A fold
-    that converges to ``tol`` uncertified is solved again at ``tol/100``, ``tol/10^4``,
-    ... down to ``cfg.tol_floor`` (within ``10 x`` its epochs so far, plus 100), so that
-    only near-ties stay uncertified; those keep the prediction of the tightest solve.
+    In order: a standing proof of its stored solution (cd mode, :func:`_keep_standing`);
+    in active-set mode the shifted start (:func:`_shift_first`), then the update of the
+    full inverse (:func:`_active_update`); its own solution at C_prev
+    (:func:`_previous_try`); then cd from the best start by duality gap
+    (:func:`_cd_start`), tightened until certified (:func:`_solve_tight`). A start that
+    proves the prediction ends the fold. ``out.settled[p]`` is True when the fold was
+    certified or converged to tol.
     """
-    alpha_full, S_full, ssum_full = full
-    C, scale_prev, seeds, status_prev = step.C, step.scale_prev, step.seeds, step.status_prev
-    A = cert.A
-    tol, tol_floor, max_epochs = cfg.tol, cfg.tol_floor, cfg.max_epochs
+    C, scale_prev = step.C, step.scale_prev
     target = _target(p, cert, blocks)
     tries = scale_prev > 0.0 and step.try_prev[p]
     out.warm[p] = -1
-    if (
-        fac.status.shape[0] == 0
-        and tries
-        and _still_proved(p, store.proof[p], store.S[p], C, target)
-    ):
-        # cd mode (no active-set update first): what the try on the stored solution
-        # below would give, without its pass over the variables; the stored solution,
-        # its scores and its proof stay as they are
-        store.status_ok[p] = False
-        out.prev_try[p] = 1
-        out.shift_try[p] = -1
-        out.pred[p] = _core.certify(p, A, store.S[p], 0.0, 0.0)[0]
-        out.epochs[p] = 0
-        out.certified[p] = True
-        out.settled[p] = True
+    out.shift_try[p] = -1
+    out.prev_try[p] = -1
+    active = fac.status.shape[0] > 0  # an exact full optimum (not NO_FACTOR)
+    if not active and tries and _still_proved(p, store.proof[p], store.S[p], C, target):
+        _keep_standing(p, cert, store, out)
         return
     fold, fp = _fold_problem(p, prob)
-    alpha = np.empty_like(alpha_full)
-    S = np.empty_like(S_full)
-    ssum = np.empty_like(ssum_full)
-    exact = False
-    near = False
-    e = 0
-    active = fac.status.shape[0] > 0  # an exact full optimum (not NO_FACTOR)
+    dual = Dual(np.empty_like(full.alpha), np.empty_like(full.S), np.empty_like(full.ssum))
     # along a path: the fold's solution at C_prev moved as the full solution moved from
     # C_prev to C (off only where p's absence bends the path, i.e. near p)
     shift_ready = scale_prev > 0.0 and step.alpha_prev.shape[0] > 0
-    shift_done = False  # built and proved below
-    settled_shift = False
-    sh_alpha, sh_S, sh_ssum = alpha, S, ssum  # (typed for numba; set where built)
-    out.shift_try[p] = -1
-    if active and shift_ready and step.try_shift[p]:
-        # tried before the active-set update, which costs a few O(N^2 L) score updates
-        # where the shift and its proof cost O(NL) (yeast Ns 500 ISVM z-score: it proves
-        # 34-50% of the folds at C = 5.1-30.1, 0.15-0.18 ms against 1.3-2.4 ms a fold)
-        sh_alpha, sh_S, sh_ssum = _shifted_start(p, prob, C, full, step, store)
-        settled_shift = _core.prove(fold, sh_alpha, C, sh_S, sh_ssum, target)[0]
-        shift_done = True
-        out.shift_try[p] = 1 if settled_shift else 0
-        if settled_shift:  # no update: its statuses carried to this C's full ones
-            if not _rebased(store.status[p], step.status_prev, fac.status):
-                store.status_ok[p] = False
+    shift_done = active and shift_ready and step.try_shift[p]
+    settled_shift, shift = False, dual  # (typed for numba; set where built)
+    if shift_done:
+        settled_shift, shift = _shift_first(p, prob, fold, full, fac, step, store, target, out)
+    exact, e, near = False, 0, False
     if active and not settled_shift:
-        can_warm = store.status_ok[p] and 0.0 < scale_prev <= cfg.warm_ratio
-        use_warm = can_warm and step.use_warm[p]
-        if can_warm:
-            out.warm[p] = 1 if use_warm else 0
-        warm = store.status[p] if use_warm else store.status[p, :0]
-        exact, e, near = fold_active_set(
-            prob,
-            p,
-            C,
-            full,
-            fac,
-            cfg,
-            Warm(warm, status_prev),
-            Dual(alpha, S, ssum),
-            store.status[p],
-        )
-        store.status_ok[p] = exact
+        exact, e, near = _active_update(p, prob, full, fac, cfg, step, store, out, dual)
     elif not active:
         store.status_ok[p] = False
-    if near:  # the update's ridged face minimiser: a fourth start, kept aside
-        near_alpha, near_S, near_ssum = alpha.copy(), S.copy(), ssum.copy()
-    else:
-        near_alpha = np.empty((0, alpha.shape[1]))
-        near_S = np.empty((0, S.shape[1]))
-        near_ssum = np.empty(0)
+    # the update's ridged face minimiser: a fourth start, kept aside
+    near_dual = _copied(dual) if near else _copied(Dual(dual.alpha[:0], dual.S[:0], dual.ssum[:0]))
     settled_prev = False
-    out.prev_try[p] = -1
     if not exact and tries and not settled_shift:
-        # the fold's own solution at C_prev, as it was: still feasible, and its
-        # optimum once none of its multipliers reaches C_prev (large C). Kept when it
-        # proves the prediction at once.
-        alpha[:, :] = store.alpha[p]
-        S[:, :] = store.S[p]
-        ssum[:] = store.ssum[p]
-        settled_prev = _core.prove(fold, alpha, C, S, ssum, target)[0]
+        settled_prev = _previous_try(p, fold, C, store, target, dual)
         out.prev_try[p] = 1 if settled_prev else 0
-    if not settled_prev:
-        store.proof[p, 0] = 0.0  # the stored solution changes below: no proof yet
-    elif store.proof[p, 0] >= 0.0:
-        # a standing proof for the kept solution, made here at C; -1 where its bound
-        # does not prove it: for the same multipliers the bound only grows with C, so
-        # it is not computed again until the fold's solution changes
-        if target.column_factor > 0.0:  # per column: bounds at 3.., their rates after
-            n_cols = A.shape[0]
-            store.proof[p, 3:] = 0.0
-            _core.column_bounds(
-                fold,
-                alpha,
-                C,
-                S,
-                target,
-                store.proof[p, 3 : 3 + n_cols],
-                store.proof[p, 3 + n_cols :],
-                False,  # groups by their gap terms: the rates are theirs
-            )
-        else:
-            bound, rate = _core.standing_bound(fold, alpha, C, S, ssum, target)
-            store.proof[p, 1] = bound
-            store.proof[p, 2] = rate
-        store.proof[p, 0] = C
-        if not _still_proved(p, store.proof[p], S, C, target):
-            store.proof[p, 0] = -1.0
+    _record_proof(p, fold, C, settled_prev, store, target, dual)
     shifted = not exact and not settled_prev and shift_ready
-    start_tried = False  # the start the solve below begins from was proved in vain
     if shifted and not shift_done:
-        # along a path, the start that proves the prediction at once wherever any of
-        # the three below does (nearly always; letter and vowel Ns 500 ISVM z-score,
-        # C = 10.1 and 40.1), so it is tried first, and the other starts and their
-        # duality gaps are only needed where it fails
-        sh_alpha, sh_S, sh_ssum = _shifted_start(p, prob, C, full, step, store)
-        settled_shift = _core.prove(fold, sh_alpha, C, sh_S, sh_ssum, target)[0]
+        # along a path, the start that proves the prediction at once wherever any other
+        # does (nearly always), so it is tried first and the others only where it fails
+        shift = _shifted_start(p, prob, C, full, step, store)
+        settled_shift = _proved(fold, shift, C, target)
+    start_tried = False  # the start the solve below begins from was proved in vain
     if settled_shift:
-        alpha, S, ssum = sh_alpha, sh_S, sh_ssum
-    if not exact and not settled_prev and not settled_shift:
-        # the full solution without p: with cd alone the full fit is solved tightly,
-        # so only what p disturbed is off. Along a path, two more starts, the one with
-        # the smallest duality gap taken: the shifted one above, and the fold's
-        # solution at C_prev scaled by C / C_prev.
-        _without_point(p, prob, full, Dual(alpha, S, ssum))
-        if scale_prev > 0.0 or near:
-            best = _gap(fold, prob, C, alpha, S, ssum)
-        if scale_prev > 0.0:
-            if shifted:
-                gap = _gap(fold, prob, C, sh_alpha, sh_S, sh_ssum)
-                if gap < best:
-                    best = gap
-                    alpha, S, ssum = sh_alpha, sh_S, sh_ssum
-                    start_tried = True  # and not proved, above
-            prev_alpha = store.alpha[p] * scale_prev
-            prev_S = store.S[p] * scale_prev
-            prev_ssum = store.ssum[p] * scale_prev
-            gap_prev = _gap(fold, prob, C, prev_alpha, prev_S, prev_ssum)
-            if gap_prev < best:
-                best = gap_prev
-                alpha, S, ssum = prev_alpha, prev_S, prev_ssum
-                start_tried = False
-        if near and _gap(fold, prob, C, near_alpha, near_S, near_ssum) < best:
-            alpha, S, ssum = near_alpha, near_S, near_ssum
-            start_tried = False
-
-    rng = _core.rng_state(seeds[p])
-    fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
-    dual = Dual(alpha, S, ssum)
-    if settled_prev or settled_shift:  # proved above: no solve
-        more, conv, proved = 0, True, True
-    else:
-        more, conv, _, proved = _fold_solve(
-            fold, fold_blocks, C, dual, tol, max_epochs, rng, target, start_tried
+        dual = shift
+    elif not exact and not settled_prev:
+        dual, start_tried = _cd_start(
+            p, prob, fold, full, step, store, dual, near_dual, shifted, shift
         )
+    settled = settled_prev or settled_shift
+    e, conv, proved = _solve_tight(
+        p, fold, fp, blocks, step, cfg, target, dual, start_tried, settled, e
+    )
+    # S[:, p] was summed afresh from the fold's own multipliers by the last solve
+    # (_core.refresh_point_scores), never left as the incremental residue
+    out.pred[p] = certify.certify(p, cert.A, dual.S, 0.0, 0.0)[0]
+    out.epochs[p] = e
+    out.certified[p] = proved
+    out.settled[p] = proved or conv
+    store.alpha[p] = dual.alpha
+    store.S[p] = dual.S
+    store.ssum[p] = dual.ssum
+
+
+@njit(cache=True)
+def _copied(dual):
+    return Dual(dual.alpha.copy(), dual.S.copy(), dual.ssum.copy())
+
+
+@njit(cache=True)
+def _proved(fold, dual, C, target):
+    """Whether ``dual`` proves fold's prediction at C (:func:`isvm.solvers.certify.prove`)."""
+    return certify.prove(fold, dual.alpha, C, dual.S, dual.ssum, target, _core.FALSE)[0]
+
+
+@njit(cache=True)
+def _keep_standing(p, cert, store, out):
+    """cd mode, the stored solution's standing proof still holds: what the try on it
+    would give, without its pass over the variables; the stored solution, its scores
+    and its proof stay as they are."""
+    store.status_ok[p] = False
+    out.prev_try[p] = 1
+    out.pred[p] = certify.certify(p, cert.A, store.S[p], 0.0, 0.0)[0]
+    out.epochs[p] = 0
+    out.certified[p] = True
+    out.settled[p] = True
+
+
+@njit(cache=True)
+def _shift_first(p, prob, fold, full, fac, step, store, target, out):
+    """Active-set mode: the shifted start proved before the update (O(NL) against the
+    update's O(N^2 L) score updates). A proof skips the update, the fold's statuses
+    carried to this C's full ones (:func:`_rebased`). Returns (proved, the start)."""
+    shift = _shifted_start(p, prob, step.C, full, step, store)
+    settled = _proved(fold, shift, step.C, target)
+    out.shift_try[p] = 1 if settled else 0
+    if settled and not _rebased(store.status[p], step.status_prev, fac.status):
+        store.status_ok[p] = False
+    return settled, shift
+
+
+@njit(cache=True)
+def _active_update(p, prob, full, fac, cfg, step, store, out, dual):
+    """The fold's active-set update of the full inverse into ``dual``, seeded with its
+    statuses at C_prev where they are exact, C grew by at most ``WARM_RATIO`` and
+    ``step.use_warm[p]`` (``out.warm[p]`` says which side it took); its final statuses
+    are stored. Returns (exact, set updates, near: ``dual`` is a ridged face minimiser)."""
+    scale_prev = step.scale_prev
+    can_warm = store.status_ok[p] and 0.0 < scale_prev <= WARM_RATIO
+    use_warm = can_warm and step.use_warm[p]
+    if can_warm:
+        out.warm[p] = 1 if use_warm else 0
+    warm = store.status[p] if use_warm else store.status[p, :0]
+    exact, e, near = fold_active_set(
+        prob, p, step.C, full, fac, cfg, Warm(warm, step.status_prev), dual, store.status[p]
+    )
+    store.status_ok[p] = exact
+    return exact, e, near
+
+
+@njit(cache=True)
+def _previous_try(p, fold, C, store, target, dual):
+    """The fold's own solution at C_prev, as it was, into ``dual``: still feasible, and
+    its optimum once none of its multipliers reaches C_prev (large C). Whether it proves
+    the prediction at once."""
+    dual.alpha[:, :] = store.alpha[p]
+    dual.S[:, :] = store.S[p]
+    dual.ssum[:] = store.ssum[p]
+    return _proved(fold, dual, C, target)
+
+
+@njit(cache=True)
+def _record_proof(p, fold, C, settled_prev, store, target, dual):
+    """The fold's standing proof: none where its stored solution changes; made at C for
+    a kept one (-1 where its bound does not prove it: for the same multipliers the
+    bound only grows with C, so it is not computed again until the solution changes)."""
+    if not settled_prev:
+        store.proof[p, 0] = 0.0
+        return
+    if store.proof[p, 0] < 0.0:
+        return
+    if target.column_factor > 0.0:  # per column: bounds at 3.., their rates after
+        n_cols = target.A.shape[0]
+        store.proof[p, 3:] = 0.0
+        bounds, rates = store.proof[p, 3 : 3 + n_cols], store.proof[p, 3 + n_cols :]
+        # groups by their gap terms: the rates are theirs
+        certify.column_bounds(fold, dual.alpha, C, dual.S, target, bounds, rates, _core.FALSE)
+    else:
+        bound, rate = certify.standing_bound(fold, dual.alpha, C, dual.S, dual.ssum, target)
+        store.proof[p, 1] = bound
+        store.proof[p, 2] = rate
+    store.proof[p, 0] = C
+    if not _still_proved(p, store.proof[p], dual.S, C, target):
+        store.proof[p, 0] = -1.0
+
+
+@njit(cache=True)
+def _cd_start(p, prob, fold, full, step, store, dual, near_dual, shifted, shift):
+    """cd's start: the one with the smallest duality gap of the full solution without
+    p (with cd alone the full fit is solved tightly, so only what p disturbed is off)
+    and, along a path, the shifted start, the fold's solution at C_prev scaled by
+    C / C_prev and the update's ridged minimiser. Returns (it, whether its proof was
+    tried in vain: the shifted start's)."""
+    C, scale_prev = step.C, step.scale_prev
+    _without_point(p, prob, full, dual)
+    start, start_tried = dual, False
+    near = near_dual.alpha.shape[0] > 0
+    if scale_prev > 0.0 or near:
+        best = _gap(fold, prob, C, dual)
+    if scale_prev > 0.0:
+        if shifted:
+            gap = _gap(fold, prob, C, shift)
+            if gap < best:
+                best = gap
+                start, start_tried = shift, True
+        prev = Dual(
+            store.alpha[p] * scale_prev, store.S[p] * scale_prev, store.ssum[p] * scale_prev
+        )
+        gap_prev = _gap(fold, prob, C, prev)
+        if gap_prev < best:
+            best = gap_prev
+            start, start_tried = prev, False
+    if near and _gap(fold, prob, C, near_dual) < best:
+        start, start_tried = near_dual, False
+    return start, start_tried
+
+
+@njit(cache=True)
+def _solve_tight(p, fold, fp, blocks, step, cfg, target, dual, start_tried, settled, e):
+    """cd on ``dual`` to ``cfg.tol`` (none where a start proved the prediction); one
+    that converges uncertified is solved again at tol / 100, tol / 10^4, ... down to
+    ``cfg.tol_floor`` (within 10x its epochs so far, plus 100), so that only near-ties
+    stay uncertified: they keep the prediction of the tightest solve. Returns (epochs,
+    converged, proved)."""
+    if settled:
+        return e, True, True
+    rng = _core.rng_state(step.seeds[p])
+    fold_blocks = Blocks(fp, blocks.var_mask, blocks.w, blocks.sigma)
+    more, conv, _, proved = _fold_solve(
+        fold, fold_blocks, step.C, dual, cfg.tol, cfg.max_iter, rng, target, start_tried
+    )
     e += more
-    # Converged at tol but not certified: tighten, on a bounded budget, until the
-    # bound settles it (a genuine tie, e.g. duplicate points, never will).
-    budget = min(max_epochs - e, 10 * e + 100)
-    tight = tol * 0.01
-    while conv and not proved and tight >= tol_floor and budget > 0:
-        more, ok, _, proved = _fold_solve(fold, fold_blocks, C, dual, tight, budget, rng, target)
+    budget = min(cfg.max_iter - e, 10 * e + 100)
+    tight = cfg.tol * 0.01
+    while conv and not proved and tight >= cfg.tol_floor and budget > 0:
+        more, ok, _, proved = _fold_solve(
+            fold, fold_blocks, step.C, dual, tight, budget, rng, target, _core.FALSE
+        )
         e += more
         budget -= more
         if not ok:
             break
         tight *= 0.01
-    # S[:, p] was summed afresh from the fold's own multipliers by the last solve
-    # (_core.refresh_point_scores), never left as the incremental residue
-    out.pred[p] = _core.certify(p, A, S, 0.0, 0.0)[0]
-    out.epochs[p] = e
-    out.certified[p] = proved
-    out.settled[p] = proved or conv
-    store.alpha[p] = alpha
-    store.S[p] = S
-    store.ssum[p] = ssum
+    return e, conv, proved

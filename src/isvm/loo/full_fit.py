@@ -28,9 +28,21 @@ from numpy.typing import NDArray
 
 from isvm._jit import njit
 from isvm.loo.bundles import FREE, UPPER, ZERO, Factor
-from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
+from isvm.loo.settings import (
+    BOX_SLACK,
+    DEFAULT_SETTINGS,
+    FINISH_PREVIOUS_STEPS,
+    FINISH_RETRY_EPOCHS,
+    FINISH_RETRY_TOLS,
+    FINISH_STEPS,
+    FREE_THRESHOLD,
+    PIN_ROUNDS,
+    REFINE_STEPS,
+    SOLVE_RESIDUAL,
+    UPDATE_RESIDUAL,
+)
 from isvm.methods import Coding
-from isvm.solvers import SolverState, _core, problem_of, run_solver
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, _core, problem_of, run_solver
 from isvm.solvers._core import Dual, Problem, dual_gradients
 
 #: rows per block in the updates of the outside products
@@ -97,8 +109,8 @@ class Factorisation:
     1e-10 of the largest diagonal entry, a pivoted Cholesky (LAPACK ``dpstrf``, stopped
     at pivots below 1e-10 of the largest diagonal entry) gives :attr:`null`, a basis of
     the null space, and a basic solution of the consistent stationarity system, at
-    Cholesky's cost (an eigendecomposition, used here before, costs about 25 of them:
-    10% of yeast Ns 500 1-vs-all's time, 20% of glass Ns 200 ISVM's).
+    Cholesky's cost (an eigendecomposition costs about 25 Cholesky factorisations;
+    docs/benchmarks.md).
     """
 
     def __init__(self, H: NDArray[np.float64]) -> None:
@@ -215,12 +227,15 @@ def exact_full_fit(
     alpha0: NDArray[np.float64],
     C: float,
     *,
-    settings: LooSettings = DEFAULT_SETTINGS,
-    max_iter: int = 10,
-    max_free: int = 3000,
-    retries: tuple[tuple[float, int], ...] = ((1e-5, 1000), (1e-7, 1000)),
+    max_iter: int = DEFAULT_MAX_EPOCHS,
+    max_free: int = DEFAULT_SETTINGS.finish_max_free,
+    outside_max_entries: int = DEFAULT_SETTINGS.outside_max_entries,
     seed: int = 0,
     previous: FullOptimum | None = None,
+    steps: int = FINISH_STEPS,
+    previous_steps: int = FINISH_PREVIOUS_STEPS,
+    pin_rounds: int = PIN_ROUNDS,
+    retries: tuple[tuple[float, int], ...] | None = None,
 ) -> FullOptimum | None:
     """Polish ``alpha0`` (feasible, near-optimal) to the exact optimum by active-set steps.
 
@@ -229,21 +244,17 @@ def exact_full_fit(
     the box to their bound and frees the bound variables whose gradient points
     inward; the sets settling means the KKT conditions hold. The first sets are
     those of ``previous`` where given (the optimum at the previous C of a path,
-    usually a few changes away; at most ``settings.finish_previous_max_iter`` steps), then those
+    usually a few changes away; at most ``previous_steps`` steps), then those
     guessed from ``alpha0``. From a rough start the sets can cycle (the dual is not
-    an M-matrix), so after ``max_iter`` steps the start is improved by cd to each of
-    ``retries``' (tol, epochs) in turn and the steps retried. The engine ends them with
-    a tight solve on the fit's whole epoch budget (``LooSettings.finish_last_retry_tol``):
-    on a dense kernel's ill-conditioned dual 1,000 epochs may not get near enough for
-    the sets to settle, and without the finish every fold pays cd on that dual (vowel
-    Ns 500 [0, 1] ISVM at C = 5.6: 279 s of cd folds, against 10 s for that last try,
-    the finish and its fold updates; docs/benchmarks.md, round 23). Returns None when
-    they never settle or the free set exceeds ``max_free`` variables (the caller keeps
-    its cd solution).
+    an M-matrix), so after ``steps`` steps the start is improved by cd to each of
+    ``retries``' (tol, epochs) in turn and the steps retried (default:
+    :func:`finish_retries` of ``max_iter``, the fit's epochs). Returns None when they
+    never settle or the free set exceeds ``max_free`` variables (the caller keeps its
+    cd solution).
 
     The fold updates need ``H^-1`` and ``Hinv Q[F, v]`` for each outside variable v
     they free; when (outside variables) x |F| is at most
-    ``settings.outside_max_entries`` the latter are computed here for all of them in
+    ``outside_max_entries`` the latter are computed here for all of them in
     one matrix product, much faster than in the folds' small batches. Along a C path
     both are updated from ``previous``'s where the free set changed little
     (:func:`_updated_products`): O(changes x |F| x outside) instead of O(|F|^2 x
@@ -252,6 +263,8 @@ def exact_full_fit(
     prob = problem_of(K, coding, var_i, var_j)
     extra = 0
     alpha = np.array(alpha0, dtype=np.float64)
+    if retries is None:
+        retries = finish_retries(max_iter)
     for attempt, (tol, budget) in enumerate(((None, 0), (None, 0), *retries)):
         if attempt == 0 and previous is None:
             continue
@@ -261,23 +274,18 @@ def exact_full_fit(
                 state, var_i, var_j, C, tol=tol, max_iter=budget, seed=seed, greedy=False
             )
             alpha, extra = state.alpha, extra + epochs
-        if attempt == 0:
-            start, steps = previous.status, settings.finish_previous_max_iter
-        else:
-            start, steps = None, max_iter
-        settled = _settle(prob, coding, alpha, C, steps, max_free, settings, start, previous)
+        start, limit = (previous.status, previous_steps) if attempt == 0 else (None, steps)
+        settled = _settle(prob, coding, alpha, C, limit, max_free, pin_rounds, start, previous)
         if settled is None:
-            extra += steps
+            extra += limit
             continue
         result, fact, r = settled
         result.iterations += extra
         nf = result.free_vars.shape[0]
         n_out = result.status.shape[0] - nf
-        within = n_out * nf <= settings.outside_max_entries
+        within = n_out * nf <= outside_max_entries
         result.products_updated = (
-            within
-            and previous is not None
-            and _updated_products(previous, result, r, prob, coding, settings)
+            within and previous is not None and _updated_products(previous, result, r, prob, coding)
         )
         if not result.products_updated:
             if fact is None:  # solved by an update, but the products could not follow
@@ -291,6 +299,14 @@ def exact_full_fit(
                 result.out_pos[outside] = np.arange(outside.shape[0])
         return result
     return None
+
+
+def finish_retries(max_iter: int) -> tuple[tuple[float, int], ...]:
+    """The finish's cd restarts, (tol, epochs) each: ``FINISH_RETRY_TOLS`` on at most
+    ``FINISH_RETRY_EPOCHS`` epochs, the last on the fit's whole budget ``max_iter``."""
+    short = min(max_iter, FINISH_RETRY_EPOCHS)
+    *first, last = FINISH_RETRY_TOLS
+    return (*((tol, short) for tol in first), (last, max_iter))
 
 
 def _moved_face(prev: FullOptimum, free: NDArray[np.int64]) -> tuple | None:
@@ -451,30 +467,54 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
         YS = Y_n.T @ S_inv
         lr_u.append(YS)
         lr_v.append(Y_n)
+    else:
+        B = Y_n = YS = S_inv = None
+    Hinv = _moved_inverse(prev.Hinv, pk, lr_u, lr_v, YS, S_inv)
+    out = np.concatenate([old_out[rest_rows], removed])
+    n_out, n_rest = out.shape[0], rest_rows.shape[0]
+    Q = np.empty((n_out, nk + nn))
+    _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
+    if nr:
+        Q[n_rest:, :nk] = q_block(prob, removed, kept)
+    if nn:
+        Q[:, nk:] = q_block(prob, out, added)
+    Y = _moved_rows(prev, Q, rest_rows, pk, pr, M if nr else None, B, Y_n, S_inv)
+    order = new_pos[np.concatenate([kept, added])]
+    return order, Hinv, Q, Y, out
+
+
+def _moved_inverse(Hinv_prev, pk, lr_u, lr_v, YS, S_inv) -> NDArray[np.float64]:
+    """:func:`_block_update`'s new inverse: ``Hinv_kk`` plus the low-rank terms
+    ``lr_u[i] @ lr_v[i]``, a block of rows at a time (one pass over the big arrays, no
+    temporaries of their size), bordered by ``-YS`` and ``S_inv`` where N is not empty."""
+    nk = pk.shape[0]
+    nn = 0 if S_inv is None else S_inv.shape[0]
     Hinv = np.empty((nk + nn, nk + nn))
     U = np.hstack(lr_u) if lr_u else None
     V = np.vstack(lr_v) if lr_v else None
     for start in range(0, nk, _ROW_BLOCK):
         stop = min(start + _ROW_BLOCK, nk)
         block = Hinv[start:stop, :nk]
-        _gather(prev.Hinv, pk[start:stop], pk, block)
+        _gather(Hinv_prev, pk[start:stop], pk, block)
         if U is not None:
             block += U[start:stop] @ V
     if nn:
         Hinv[:nk, nk:] = -YS
         Hinv[nk:, :nk] = -YS.T
         Hinv[nk:, nk:] = S_inv
-    out = np.concatenate([old_out[rest_rows], removed])
-    n_out, n_rest = out.shape[0], rest_rows.shape[0]
-    Q = np.empty((n_out, nk + nn))
+    return Hinv
+
+
+def _moved_rows(prev, Q, rest_rows, pk, pr, M, B, Y_n, S_inv) -> NDArray[np.float64]:
+    """:func:`_block_update`'s new ``Q[out, F'] Hinv'`` rows: each old outside row
+    (``rest_rows`` of ``prev``'s, then the removed variables' own) through the removal
+    (``M``, None where R is empty) and the addition (``B``, ``Y_n``, ``S_inv``, None
+    where N is empty), in blocks of rows that stay in cache."""
+    nk = pk.shape[0]
+    nn = 0 if S_inv is None else S_inv.shape[0]
+    nr = 0 if M is None else M.shape[0]
+    n_out, n_rest = Q.shape[0], rest_rows.shape[0]
     Y = np.empty((n_out, nk + nn))
-    _gather(prev.Q_out, rest_rows, pk, Q[:n_rest, :nk])
-    if nr:
-        Q[n_rest:, :nk] = q_block(prob, removed, kept)
-    if nn:
-        Q[:, nk:] = q_block(prob, out, added)
-    # each row in turn through the removal and the addition, in blocks of rows that
-    # stay in cache (one pass over the big arrays)
     starts = [*range(0, n_rest, _ROW_BLOCK), *range(n_rest, n_out, _ROW_BLOCK)]
     for start in starts:
         stop = min(start + _ROW_BLOCK, n_rest if start < n_rest else n_out)
@@ -490,8 +530,7 @@ def _block_update(prev: FullOptimum, free: NDArray[np.int64], prob: Problem) -> 
             ws = (Q[start:stop, nk:] - y @ B) @ S_inv
             y -= ws @ Y_n
             Y[start:stop, nk:] = ws
-    order = new_pos[np.concatenate([kept, added])]
-    return order, Hinv, Q, Y, out
+    return Y
 
 
 def _q_times(prob: Problem, coding: Coding, free, u) -> NDArray[np.float64]:
@@ -509,11 +548,10 @@ def _updated_products(
     r: NDArray[np.float64],
     prob: Problem,
     coding: Coding,
-    settings: LooSettings,
 ) -> bool:
     """Fill ``result``'s Hinv, Q_out, Y_out by :func:`_block_update` of ``prev``'s.
 
-    Kept only if ``H Hinv v = v`` holds to ``settings.update_residual`` for ``v = r``
+    Kept only if ``H Hinv v = v`` holds to ``UPDATE_RESIDUAL`` for ``v = r``
     (the face's right-hand side) and ``v = 1``: rounding accumulates along a path, and
     the check sends it back to a fresh factorisation before it matters. False (result
     unchanged) where the update does not apply or fails the check.
@@ -528,7 +566,7 @@ def _updated_products(
     checks = np.column_stack([r[order], np.ones(free.shape[0])])
     for v, Hv in zip(checks.T, (Hinv @ checks).T, strict=True):  # one pass over Hinv
         residual = _q_times(prob, coding, free, Hv) - v
-        if np.max(np.abs(residual)) > settings.update_residual * max(np.max(np.abs(v)), 1e-300):
+        if np.max(np.abs(residual)) > UPDATE_RESIDUAL * max(np.max(np.abs(v)), 1e-300):
             return False
     n_var = prob.var_i.shape[0]
     result.free_vars = free
@@ -595,6 +633,35 @@ def _gather(A, rows, columns, out):
     return out
 
 
+def _solve_face(prob: Problem, coding: Coding, alpha, free, r, previous) -> tuple:
+    """The face's free values ``x = H^-1 r``, written into ``alpha`` (at the bounds
+    elsewhere): through ``previous``'s inverse (:class:`_FaceSolver`) where it applies
+    and, refined on the exact residual, leaves free gradients below ``SOLVE_RESIDUAL``
+    (the folds build on x, so it must be as exact as a fresh factorisation's), else by
+    a fresh :class:`Factorisation`. Returns (x, S, ssum, g, the factorisation or None,
+    the face solver or None)."""
+    fi, fj = prob.var_i[free], prob.var_j[free]
+    update = None if previous is None else _FaceSolver(previous, free, prob)
+    if update is not None and not update.ok:
+        update = None
+    if update is not None:
+        x = np.zeros_like(r)
+        g_free = r
+        scale = max(1.0, np.max(np.abs(r), initial=0.0))
+        for _ in range(1 + REFINE_STEPS):
+            x[update.order] += update.solve(g_free[update.order])
+            alpha[fi, fj] = x
+            S, ssum, g = _state(prob, coding, alpha)
+            g_free = g[free]
+            if np.max(np.abs(g_free), initial=0.0) <= SOLVE_RESIDUAL * scale:
+                return x, S, ssum, g, None, update
+    fact = Factorisation(q_block(prob, free, free))
+    x = fact.solve(r)
+    alpha[fi, fj] = x
+    S, ssum, g = _state(prob, coding, alpha)
+    return x, S, ssum, g, fact, None
+
+
 def _settle(
     prob: Problem,
     coding: Coding,
@@ -602,7 +669,7 @@ def _settle(
     C: float,
     max_iter: int,
     max_free: int,
-    settings: LooSettings,
+    pin_rounds: int,
     status: NDArray[np.int8] | None = None,
     previous: FullOptimum | None = None,
 ) -> tuple[FullOptimum, Factorisation | None, NDArray[np.float64]] | None:
@@ -610,7 +677,7 @@ def _settle(
 
     Each step's face solve goes through ``previous``'s inverse (:class:`_FaceSolver`)
     where it applies and its solution, refined on the exact
-    residual, is stationary (free gradients below ``settings.solve_residual``), else a
+    residual, is stationary (free gradients below ``SOLVE_RESIDUAL``), else a
     fresh factorisation.
     Returns (the optimum, without ``Hinv`` or products yet; the factorisation of its
     H, or None if its face was solved by an update; the face's right-hand side r), or
@@ -618,12 +685,11 @@ def _settle(
     """
     K, var_i, var_j = prob.K, prob.var_i, prob.var_j
     n_var = var_i.shape[0]
-    box_slack, free_threshold = settings.box_slack, settings.free_threshold
     if status is None:
         S, ssum, g = _state(prob, coding, alpha)
         step = alpha[var_i, var_j] + g
         status = np.where(step <= 0.0, ZERO, np.where(step >= C, UPPER, FREE)).astype(np.int8)
-    it, limit, pin_rounds = 0, max_iter, settings.pin_rounds
+    it, limit = 0, max_iter
     while it < limit:
         it += 1
         free = np.flatnonzero(status == FREE)
@@ -635,36 +701,13 @@ def _settle(
         S_bound, ssum_bound = scores(K, coding, bound)
         fi, fj = var_i[free], var_j[free]
         r = dual_gradients(_core.with_variables(prob, fi, fj), S_bound, ssum_bound)
-        fact = None
-        update = None if previous is None else _FaceSolver(previous, free, prob)
-        if update is not None and not update.ok:
-            update = None
         alpha = bound.copy()
-        if update is not None:
-            # x = H^-1 r through the previous inverse, refined on the exact residual
-            # (the folds build on x, so it must be as exact as a fresh factorisation's)
-            x = np.zeros_like(r)
-            g_free = r
-            scale = max(1.0, np.max(np.abs(r), initial=0.0))
-            for _ in range(1 + settings.refine_steps):
-                x[update.order] += update.solve(g_free[update.order])
-                alpha[fi, fj] = x
-                S, ssum, g = _state(prob, coding, alpha)
-                g_free = g[free]
-                if np.max(np.abs(g_free), initial=0.0) <= settings.solve_residual * scale:
-                    break
-            else:
-                update = None
-        if update is None:
-            fact = Factorisation(q_block(prob, free, free))
-            x = fact.solve(r)
-            alpha[fi, fj] = x
-            S, ssum, g = _state(prob, coding, alpha)
+        x, S, ssum, g, fact, update = _solve_face(prob, coding, alpha, free, r, previous)
         new = status.copy()
-        new[free[x < -box_slack * C]] = ZERO
-        new[free[x > C * (1.0 + box_slack)]] = UPPER
-        new[(status == ZERO) & (g > free_threshold)] = FREE
-        new[(status == UPPER) & (g < -free_threshold)] = FREE
+        new[free[x < -BOX_SLACK * C]] = ZERO
+        new[free[x > C * (1.0 + BOX_SLACK)]] = UPPER
+        new[(status == ZERO) & (g > FREE_THRESHOLD)] = FREE
+        new[(status == UPPER) & (g < -FREE_THRESHOLD)] = FREE
         null = fact.null if fact is not None else update.null
         singular = null.shape[1] > 0
         if np.array_equal(new, status) and singular and pin_rounds:

@@ -405,17 +405,30 @@ def loo_records(
     Cs: Sequence[float],
     *,
     threads: int = 1,
+    return_predictions: bool = False,
     **options: Any,
-) -> pd.DataFrame:
-    """The LOO grid rows of any method of :data:`LOO_METHODS`, the way it is served.
+) -> pd.DataFrame | tuple[pd.DataFrame, NDArray]:
+    """The LOO grid rows of any method of :data:`LOO_METHODS`, the way it is served: the
+    one place that chooses between the engine and refitting.
 
     The exact engine (:func:`isvm.loo.loo_grid`, on ``threads`` threads) where it serves
     ``method``, else :func:`loo_refit` (one fold at a time). ``options`` (``tol``,
-    ``max_iter``, ``seed``, ``kernel_cache``, ``progress``, ...) go to either.
+    ``max_iter``, ``seed``, ``kernel_cache``, ``progress``, ...) go to either. With
+    ``return_predictions`` also the LOO predictions, shape (n_grid, N).
     """
     check_method(method)
     if LOO_METHODS[method] == "engine":
         from isvm.loo.driver import loo_grid
 
-        return loo_grid(X, y, method, gammas, Cs, threads=threads, **options)
-    return loo_refit(X, y, method, gammas, Cs, **options)[0]
+        return loo_grid(
+            X,
+            y,
+            method,
+            gammas,
+            Cs,
+            threads=threads,
+            return_predictions=return_predictions,
+            **options,
+        )
+    frame, preds, _ = loo_refit(X, y, method, gammas, Cs, **options)
+    return (frame, preds) if return_predictions else frame

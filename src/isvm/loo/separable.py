@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from isvm.loo.full_fit import FullOptimum, _gather, exact_full_fit
-from isvm.loo.settings import DEFAULT_SETTINGS, LooSettings
+from isvm.loo.settings import DEFAULT_SETTINGS
 from isvm.methods import Coding, get_formulation, separable_by_column
 from isvm.seeding import derive_seed
 from isvm.solvers import variable_list
@@ -85,7 +85,7 @@ def exact_separable_fit(
     C: float,
     *,
     max_free: int,
-    settings: LooSettings = DEFAULT_SETTINGS,
+    outside_max_entries: int = DEFAULT_SETTINGS.outside_max_entries,
     previous: FullOptimum | None = None,
     seed: int = 0,
     **kwargs,
@@ -95,7 +95,7 @@ def exact_separable_fit(
     ``kwargs`` go to each class's fit as they are. Returns None where any class's fit
     does (its sets never settled) or the merged free set exceeds ``max_free`` (the
     folds take the whole inverse, dense). The merged outside products are kept only
-    within ``settings.outside_max_entries``, as for one dense fit.
+    within ``outside_max_entries``, as for one dense fit.
     """
     prev_parts = None if previous is None else previous.parts
     fits = []
@@ -108,7 +108,7 @@ def exact_separable_fit(
             np.ascontiguousarray(alpha0[:, part.column : part.column + 1]),
             C,
             max_free=max_free,
-            settings=settings,
+            outside_max_entries=outside_max_entries,
             seed=derive_seed(seed, "class", k),
             previous=None if prev_parts is None else prev_parts[k],
             **kwargs,
@@ -118,7 +118,7 @@ def exact_separable_fit(
         fits.append(fit)
     if sum(fit.free_vars.shape[0] for fit in fits) > max_free:
         return None
-    return _merged(parts, fits, n_var, settings.outside_max_entries)
+    return _merged(parts, fits, n_var, outside_max_entries)
 
 
 def _merged(

@@ -31,6 +31,7 @@ from isvm.methods import (
     separable_by_column,
 )
 from isvm.solvers import _core
+from isvm.solvers.epochs import block_epochs, cd_epochs, stochastic_steps
 from isvm.solvers.greedy import greedy_columns
 
 SOLVERS = ("cd", "smo", "sgd", "mu")
@@ -141,15 +142,15 @@ def run_solver(
     """Run one solver in place on ``state`` over the listed variables.
 
     For cd, ``block=True`` (the default) updates all multipliers of one point
-    together, exactly (:func:`_core.block_epochs`), wherever they are coupled
+    together, exactly (:func:`~isvm.solvers.epochs.block_epochs`), wherever they are coupled
     (``block_sigma != 0``: ISVM, Weston-Watkins); with ``greedy=True`` (the default)
     a dual that is one binary problem per class (1-vs-all) is solved class by class
     with greedy steps (:func:`isvm.solvers.greedy.greedy_columns`, deterministic:
     ``seed`` is unused); the others, ``block=False`` and ``greedy=False`` use single
-    coordinates in a permuted order with shrinking (:func:`_core.cd_epochs`). The
+    coordinates in a permuted order with shrinking (:func:`~isvm.solvers.epochs.cd_epochs`). The
     LOO engine's full fits pass ``greedy=False``: its folds start from the full
     solution, and cyclic cd's (more accurate than tol asks, where greedy stops just
-    under it) leaves fewer folds to work on (docs/benchmarks.md, round 19).
+    under it) leaves fewer folds to work on (docs/benchmarks.md).
 
     ``criterion`` applies to smo/sgd: ``"mean"`` is the paper's rule (mean KKT
     distance with resolution ``kkt_T`` below ``tol``; ``kkt_T`` defaults to ``tol``,
@@ -168,12 +169,12 @@ def run_solver(
             blocks = _core.Blocks(
                 np.unique(var_i), coding.var_mask, coding.block_w, float(coding.block_sigma)
             )
-            epochs, converged, viol, _ = _core.block_epochs(
-                prob, blocks, float(C), dual, tol, cap, rng, _core.NO_TARGET
+            epochs, converged, viol, _ = block_epochs(
+                prob, blocks, float(C), dual, tol, cap, rng, _core.NO_TARGET, _core.FALSE
             )
         else:
-            epochs, converged, viol, _ = _core.cd_epochs(
-                prob, float(C), dual, tol, cap, rng, shrinking, _core.NO_TARGET
+            epochs, converged, viol, _ = cd_epochs(
+                prob, float(C), dual, tol, cap, rng, shrinking, _core.NO_TARGET, _core.FALSE
             )
         return epochs, converged, viol
     if solver in ("smo", "sgd"):
@@ -187,7 +188,7 @@ def run_solver(
             tol,
             criterion == "mean",
         )
-        return _core.stochastic_steps(prob, float(C), dual, rule, tol, int(cap), rng)
+        return stochastic_steps(prob, float(C), dual, rule, tol, int(cap), rng)
     if solver == "mu":
         from isvm.solvers.multiplicative import WARM_FLOOR, mu_epochs
 

@@ -170,80 +170,21 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
         n_act[i] = n_classes
         for m in range(n_classes):
             act[i, m] = m
-    G = np.empty(n_classes)
-    B = np.empty(n_classes)
-    D = np.empty(n_classes)
-    cur = np.empty(n_classes)
-    new = np.empty(n_classes)
+    # G, B, D, cur, new of the point's sub-problem
+    work = (
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+        np.empty(n_classes),
+    )
     active = n
     eps_shrink = max(10.0 * tol, 1.0)
     from_all = True  # whether the epoch started with every point and class active
     epoch = 0
     while epoch < max_epochs:
         _core.shuffle_prefix(index, active, rng)
-        sweep = 0.0
-        s = 0
-        while s < active:
-            i = index[s]
-            yi = y[i]
-            na = n_act[i]
-            max_g = -np.inf
-            min_g = np.inf
-            for q in range(na):
-                m = act[i, q]
-                g = S[m, i] + (0.0 if m == yi else 1.0)
-                G[q] = g
-                if g > max_g:
-                    max_g = g
-                bound = C if m == yi else 0.0
-                if alpha[i, m] < bound and g < min_g:
-                    min_g = g
-            if shrinking:
-                q = 0
-                while q < na:
-                    m = act[i, q]
-                    bound = C if m == yi else 0.0
-                    if alpha[i, m] == bound and G[q] < min_g:
-                        na -= 1
-                        act[i, q] = act[i, na]
-                        act[i, na] = m
-                        tmp = G[q]
-                        G[q] = G[na]
-                        G[na] = tmp
-                    else:
-                        q += 1
-                n_act[i] = na
-                if na <= 1:
-                    active -= 1
-                    index[s] = index[active]
-                    index[active] = i
-                    continue
-            viol = max_g - min_g
-            if viol > sweep:
-                sweep = viol
-            s += 1
-            if viol <= _SKIP:
-                continue
-            A = K[i, i]
-            yq = -1
-            for q in range(na):
-                m = act[i, q]
-                cur[q] = alpha[i, m]
-                B[q] = G[q] - A * cur[q]
-                if m == yi:
-                    yq = q
-            if A > 0.0:
-                solve_sub_problem(A, yq, C, na, B, D, new)
-            elif not vertex_sub_problem(A, yq, C, na, B, cur, new):
-                continue
-            for q in range(na):
-                d = new[q] - cur[q]
-                if d != 0.0:
-                    m = act[i, q]
-                    alpha[i, m] = new[q]
-                    row = S[m]
-                    for r in range(n):
-                        row[r] += d * K[i, r]
+        active, sweep = _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work)
         epoch += 1
         if not shrinking:
             if sweep <= tol:
@@ -265,6 +206,102 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
             from_all = False
     _, _, viol = cs_optimality(y, C, alpha, S)
     return epoch, viol <= tol, viol
+
+
+@njit(cache=True)
+def _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work):
+    """One epoch of :func:`cs_epochs` over the points ``index[:active]`` (their active
+    classes ``act[i, :n_act[i]]``): returns (active, the largest KKT violation seen)."""
+    G, B, D, cur, new = work
+    sweep = 0.0
+    s = 0
+    while s < active:
+        i = index[s]
+        yi = y[i]
+        na = n_act[i]
+        max_g, min_g = _cs_gradients(i, yi, na, act, C, alpha, S, G)
+        if shrinking:
+            na = _cs_shrink(i, yi, na, act, C, alpha, G, min_g)
+            n_act[i] = na
+            if na <= 1:
+                active -= 1
+                index[s] = index[active]
+                index[active] = i
+                continue
+        viol = max_g - min_g
+        if viol > sweep:
+            sweep = viol
+        s += 1
+        if viol <= _SKIP:
+            continue
+        _cs_point_step(K, i, yi, na, act, C, alpha, S, G, B, D, cur, new)
+    return active, sweep
+
+
+@njit(cache=True, _nrt=False)
+def _cs_gradients(i, yi, na, act, C, alpha, S, G):
+    """Point i's gradients of its active classes into ``G[:na]``; returns their largest
+    and the smallest over the classes below their bound."""
+    max_g = -np.inf
+    min_g = np.inf
+    for q in range(na):
+        m = act[i, q]
+        g = S[m, i] + (0.0 if m == yi else 1.0)
+        G[q] = g
+        if g > max_g:
+            max_g = g
+        bound = C if m == yi else 0.0
+        if alpha[i, m] < bound and g < min_g:
+            min_g = g
+    return max_g, min_g
+
+
+@njit(cache=True, _nrt=False)
+def _cs_shrink(i, yi, na, act, C, alpha, G, min_g):
+    """LIBLINEAR's shrinking of point i: a class at its bound whose gradient is below
+    ``min_g`` leaves its active classes (moved past ``na``, with ``G``); returns the
+    new count."""
+    q = 0
+    while q < na:
+        m = act[i, q]
+        bound = C if m == yi else 0.0
+        if alpha[i, m] == bound and G[q] < min_g:
+            na -= 1
+            act[i, q] = act[i, na]
+            act[i, na] = m
+            tmp = G[q]
+            G[q] = G[na]
+            G[na] = tmp
+        else:
+            q += 1
+    return na
+
+
+@njit(cache=True, _nrt=False)
+def _cs_point_step(K, i, yi, na, act, C, alpha, S, G, B, D, cur, new):
+    """Solve point i's sub-problem over its active classes exactly and record the
+    change in alpha and S (O(N) per class moved)."""
+    A = K[i, i]
+    yq = -1
+    for q in range(na):
+        m = act[i, q]
+        cur[q] = alpha[i, m]
+        B[q] = G[q] - A * cur[q]
+        if m == yi:
+            yq = q
+    if A > 0.0:
+        solve_sub_problem(A, yq, C, na, B, D, new)
+    elif not vertex_sub_problem(A, yq, C, na, B, cur, new):
+        return
+    n = K.shape[0]
+    for q in range(na):
+        d = new[q] - cur[q]
+        if d != 0.0:
+            m = act[i, q]
+            alpha[i, m] = new[q]
+            row = S[m]
+            for r in range(n):
+                row[r] += d * K[i, r]
 
 
 def feasible_start(

@@ -114,48 +114,15 @@ def greedy_class(K, points, v, C, alpha_col, row, tol, max_steps, shrinking):
         since = 0
         interval = min(n_active, SHRINK_INTERVAL)
         while best > tol and steps < max_steps:
-            i = pick
-            a = alpha_col[i]
-            g = v[i] * row[i] - 1.0
-            qd = K[i, i]
-            new = a - g / qd if qd > 0.0 else (C if g < 0.0 else 0.0)
-            if new < 0.0:
-                new = 0.0
-            elif new > C:
-                new = C
-            alpha_col[i] = new
-            d = (new - a) * v[i]
-            Ki = K[i]
-            if 2 * n_active > n:
-                pick = _dense_step_scan(Ki, d, v, C, alpha_col, row, inside, viol)
-                best = viol[pick]
-            else:
-                stale = True
-                best = 0.0
-                pick = -1
-                for t in range(n_active):
-                    k = active[t]
-                    s = row[k] + d * Ki[k]
-                    row[k] = s
-                    pg = projected_gradient(alpha_col[k], 1.0 - v[k] * s, C)
-                    if pg > best:
-                        best = pg
-                        pick = k
+            pick, best, sparse = _greedy_step(
+                K, pick, v, C, alpha_col, row, active, n_active, inside, viol
+            )
+            stale = stale or sparse
             steps += 1
             since += 1
             if shrinking and since >= interval:
                 since = 0
-                kept = 0
-                for t in range(n_active):
-                    k = active[t]
-                    g = v[k] * row[k] - 1.0
-                    a = alpha_col[k]
-                    if (a <= 0.0 and g > best) or (a >= C and -g > best):
-                        inside[k] = False
-                        continue
-                    active[kept] = k
-                    kept += 1
-                n_active = kept
+                n_active = _shrink(v, C, alpha_col, row, active, n_active, inside, best)
                 interval = max(min(n_active, SHRINK_INTERVAL), 1)
         if stale:  # exact scores everywhere
             _restore_scores(K, points, alpha_col, start_alpha, v, start_row, row, inside)
@@ -173,12 +140,62 @@ def greedy_class(K, points, v, C, alpha_col, row, tol, max_steps, shrinking):
 
 
 @njit(cache=True)
+def _greedy_step(K, i, v, C, alpha_col, row, active, n_active, inside, viol):
+    """Variable i's exact step, its scores updated (every point's while at least half are
+    active, else the active ones') and the next variable picked in the same pass:
+    returns (it, its violation, whether some score was left behind)."""
+    n = K.shape[0]
+    a = alpha_col[i]
+    g = v[i] * row[i] - 1.0
+    qd = K[i, i]
+    new = a - g / qd if qd > 0.0 else (C if g < 0.0 else 0.0)
+    if new < 0.0:
+        new = 0.0
+    elif new > C:
+        new = C
+    alpha_col[i] = new
+    d = (new - a) * v[i]
+    Ki = K[i]
+    if 2 * n_active > n:
+        pick = _dense_step_scan(Ki, d, v, C, alpha_col, row, inside, viol)
+        return pick, viol[pick], False
+    best = 0.0
+    pick = -1
+    for t in range(n_active):
+        k = active[t]
+        s = row[k] + d * Ki[k]
+        row[k] = s
+        pg = projected_gradient(alpha_col[k], 1.0 - v[k] * s, C)
+        if pg > best:
+            best = pg
+            pick = k
+    return pick, best, True
+
+
+@njit(cache=True)
+def _shrink(v, C, alpha_col, row, active, n_active, inside, best):
+    """Drop from ``active[:n_active]`` (and ``inside``) the variables at a bound whose
+    gradient points outward by more than ``best``; returns how many stay."""
+    kept = 0
+    for t in range(n_active):
+        k = active[t]
+        g = v[k] * row[k] - 1.0
+        a = alpha_col[k]
+        if (a <= 0.0 and g > best) or (a >= C and -g > best):
+            inside[k] = False
+            continue
+        active[kept] = k
+        kept += 1
+    return kept
+
+
+@njit(cache=True)
 def greedy_columns(prob, C, dual, tol, max_epochs, shrinking):
     """:func:`greedy_class` on each class of a column-separable problem, in place.
 
     Each class may take ``max_epochs`` passes' worth of steps (one step per variable
     of the class a pass), so one slow class cannot starve the others. Returns (epochs, converged,
-    max violation) like :func:`isvm.solvers._core.cd_epochs`, where epochs is the
+    max violation) like :func:`isvm.solvers.epochs.cd_epochs`, where epochs is the
     largest of the classes' passes' worth of steps (steps over the class's variables,
     rounded up): ``max_epochs`` exactly when a class hit its cap.
     """

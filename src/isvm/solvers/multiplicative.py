@@ -189,7 +189,64 @@ def mu_epochs(prob, C, dual, tol, max_iter, warm_floor, trace):
     work = (delta, coef, S_keep, ssum_keep)
     if n_var == 0:
         return 0, True, 0.0, 0, 0
-    # ---- start strictly inside the box
+    qmax, f = _mu_start(prob, C, dual, warm_floor, a, G, qbound, work)
+    written = 0
+    if trace.shape[0] > 0:
+        trace[0] = -f
+        written = 1
+    eta = 1.0 / (C * qmax) if qmax > 0.0 else 1.0 / C
+    it = 0
+    accepted = 0
+    while True:
+        # ---- stopping test at the current point
+        viol = 0.0
+        for v in range(n_var):
+            p = projected_gradient(a[v], -G[v], C)
+            if p > viol:
+                viol = p
+        if viol <= tol:
+            return it, True, viol, accepted, written
+        kept, _ = _snap_trial(prob, C, dual, a, G, qbound, tol, True, tol, work)
+        if kept:
+            _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+            return it, True, viol, accepted, written
+        if it >= max_iter:
+            break
+        # ---- one multiplicative step, accepted if the relative-smoothness test holds
+        f_new, lin, breg, scale = _mu_trial(prob, C, dual, eta, a, G, new, G_new, work)
+        it += 1
+        if f_new <= f + lin + breg / eta + 1e-13 * scale:
+            for v in range(n_var):
+                a[v] = new[v]
+                G[v] = G_new[v]
+                alpha[var_i[v], var_j[v]] = new[v]
+            f = f_new
+            accepted += 1
+            eta *= GROW
+            if written < trace.shape[0]:
+                trace[written] = -f
+                written += 1
+        else:
+            S[:, :] = S_keep
+            ssum[:] = ssum_keep
+            eta *= SHRINK
+    # ---- at the cap: report the better of the iterate and its snapped version
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _snap_trial(prob, C, dual, a, G, qbound, tol, False, viol, work)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    return it, viol <= tol, viol, accepted, written
+
+
+@njit(cache=True)
+def _mu_start(prob, C, dual, warm_floor, a, G, qbound, work):
+    """:func:`mu_epochs`' start strictly inside the box: writes the listed variables'
+    values into ``a``, their gradients into ``G`` and the bounds ``qbound`` of how far
+    zeroing one moves another's gradient; returns (largest diagonal entry of Q, the
+    minimisation objective f)."""
+    K, var_i, var_j, cols, vals, c = prob
+    alpha, S, ssum = dual
+    delta, coef, _, _ = work
+    n_var = var_i.shape[0]
     qmax = 0.0
     for v in range(n_var):
         qbound[v] = diag_q(var_i[v], var_j[v], cols, vals, c, K)
@@ -218,71 +275,40 @@ def mu_epochs(prob, C, dual, tol, max_iter, warm_floor, trace):
     f = 0.0
     for v in range(n_var):
         f += 0.5 * a[v] * (G[v] - 1.0)  # f = 1/2 a'Qa - 1'a = -W
-    written = 0
-    if trace.shape[0] > 0:
-        trace[0] = -f
-        written = 1
-    eta = 1.0 / (C * qmax) if qmax > 0.0 else 1.0 / C
-    it = 0
-    accepted = 0
-    while True:
-        # ---- stopping test at the current point
-        viol = 0.0
-        for v in range(n_var):
-            p = projected_gradient(a[v], -G[v], C)
-            if p > viol:
-                viol = p
-        if viol <= tol:
-            return it, True, viol, accepted, written
-        kept, _ = _snap_trial(prob, C, dual, a, G, qbound, tol, True, tol, work)
-        if kept:
-            _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
-            return it, True, viol, accepted, written
-        if it >= max_iter:
-            break
-        # ---- one multiplicative step, accepted if the relative-smoothness test holds
-        lin = 0.0
-        breg = 0.0
-        scale = 0.0
-        for v in range(n_var):
-            e = -eta * G[v]
-            if e > 700.0:
-                e = 700.0
-            x = a[v] * np.exp(e)
-            if x > C:
-                x = C
-            elif x < 1e-300:
-                x = 1e-300
-            new[v] = x
-            delta[v] = x - a[v]
-            lin += G[v] * delta[v]
-            breg += x * np.log(x / a[v]) - delta[v]
-            scale += a[v] * (abs(G[v]) + 1.0)
-        S_keep[:, :] = S
-        ssum_keep[:] = ssum
-        _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef)
-        _grad(var_i, var_j, cols, vals, c, S, ssum, G_new)
-        f_new = 0.0
-        for v in range(n_var):
-            f_new += 0.5 * new[v] * (G_new[v] - 1.0)
-        it += 1
-        if f_new <= f + lin + breg / eta + 1e-13 * scale:
-            for v in range(n_var):
-                a[v] = new[v]
-                G[v] = G_new[v]
-                alpha[var_i[v], var_j[v]] = new[v]
-            f = f_new
-            accepted += 1
-            eta *= GROW
-            if written < trace.shape[0]:
-                trace[written] = -f
-                written += 1
-        else:
-            S[:, :] = S_keep
-            ssum[:] = ssum_keep
-            eta *= SHRINK
-    # ---- at the cap: report the better of the iterate and its snapped version
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
-    _snap_trial(prob, C, dual, a, G, qbound, tol, False, viol, work)
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
-    return it, viol <= tol, viol, accepted, written
+    return qmax, f
+
+
+@njit(cache=True)
+def _mu_trial(prob, C, dual, eta, a, G, new, G_new, work):
+    """One multiplicative step from ``a`` tried: ``new``, the scores moved there (the
+    old ones kept in ``work``), its gradients ``G_new``; returns (its objective, and the
+    linear term, Bregman divergence and rounding scale of the acceptance test)."""
+    K, var_i, var_j, cols, vals, c = prob
+    _, S, ssum = dual
+    delta, coef, S_keep, ssum_keep = work
+    n_var = var_i.shape[0]
+    lin = 0.0
+    breg = 0.0
+    scale = 0.0
+    for v in range(n_var):
+        e = -eta * G[v]
+        if e > 700.0:
+            e = 700.0
+        x = a[v] * np.exp(e)
+        if x > C:
+            x = C
+        elif x < 1e-300:
+            x = 1e-300
+        new[v] = x
+        delta[v] = x - a[v]
+        lin += G[v] * delta[v]
+        breg += x * np.log(x / a[v]) - delta[v]
+        scale += a[v] * (abs(G[v]) + 1.0)
+    S_keep[:, :] = S
+    ssum_keep[:] = ssum
+    _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef)
+    _grad(var_i, var_j, cols, vals, c, S, ssum, G_new)
+    f_new = 0.0
+    for v in range(n_var):
+        f_new += 0.5 * new[v] * (G_new[v] - 1.0)
+    return f_new, lin, breg, scale
