@@ -42,8 +42,8 @@ class Scripted:
     def __init__(self, cheap: bool = False, still: bool = True) -> None:
         self.verdict, self.still, self.asked = cheap, still, []
 
-    def cheap(self) -> bool:
-        self.asked.append("start")
+    def cheap(self, start: bool = False) -> bool:
+        self.asked.append("start" if start else "path")
         return self.verdict
 
     def still_cheap(self) -> bool:
@@ -78,17 +78,23 @@ def test_a_cheap_probe_at_the_start_enters_cd_mode():
     assert probe.asked == ["start"] and policy.cd_mode
 
 
-def test_a_path_that_starts_with_the_finish_keeps_it():
-    """A failed start probe keeps the path in active-set mode: the probe runs once, and
-    along the path the finish starts from a rough cd solution."""
+def test_failed_probes_wait_twice_as_long_each_time():
+    """A failed probe waits 2, then 4, 8 grid points before the next: a path that never
+    suits cd pays for a few probes, not one a grid point. Along the path the finish
+    starts from a rough cd solution."""
     policy = _policy()
     probe = Scripted(cheap=False)
+    asked_at = []
     for t, C in enumerate(np.arange(0.1, 8.0, 0.5)):
         policy.start_point(t)
+        before = len(probe.asked)
         assert policy.choose_finish(C, probe) is True
-        policy.after_finish(True)
+        policy.after_finish(True, probe)
+        if len(probe.asked) > before:
+            asked_at.append(t)
         policy.after_folds(C, **_counts(1))
-    assert probe.asked == ["start"]
+    assert asked_at == [0, 2, 6, 14]
+    assert probe.asked == ["start", "path", "path", "path"]
     assert policy.full_fit_tol(1e-3) == ROUGH_TOL
 
 
@@ -96,7 +102,7 @@ def test_a_finish_that_gives_up_runs_cd_without_a_recheck():
     policy = _policy()
     policy.start_point(0)
     assert policy.choose_finish(0.1, Scripted(cheap=False)) is True
-    policy.after_finish(False)
+    policy.after_finish(False, Scripted(cheap=True))
     assert policy.cd_mode and not policy.probed
     policy.after_folds(0.1, **_counts(1))
     policy.start_point(1)
@@ -151,21 +157,31 @@ def test_coupled_cd_mode_pays_rent_then_buys_the_finish():
             assert points == expected
 
 
-def test_a_hand_back_is_for_the_rest_of_the_path():
+def test_a_probe_that_reverses_a_hand_back_doubles_the_evidence_the_next_needs():
+    """After a hand-back the path probes again (2 grid points later); where that probe
+    sends it straight back to cd mode, the next hand-back needs twice the epochs, so
+    the path cannot flap between the modes, paying a fresh finish each time."""
     policy = _policy()
     policy.start_point(0)
     policy.choose_finish(0.1, Scripted(cheap=True))
     policy.after_folds(0.1, **_counts(1))
+    limit = DEFAULT_SETTINGS.cd_max_mean_epochs
     policy.start_point(1)
     policy.choose_finish(0.6, Scripted())
-    policy.after_folds(0.6, **_counts(DEFAULT_SETTINGS.cd_max_mean_epochs + 1))
-    for t in range(2, 20):
+    policy.after_folds(0.6, **_counts(limit + 1))  # handed back: the next probe at t = 3
+    for t in (2, 3):
         policy.start_point(t)
+        assert policy.choose_finish(0.6 + 0.5 * t, Scripted()) is True
         probe = Scripted(cheap=True)
-        assert policy.choose_finish(0.1 + 0.5 * t, probe) is True and probe.asked == []
-        policy.after_finish(True)
-        policy.after_folds(0.1 + 0.5 * t, **_counts(1))
-    assert not policy.cd_mode
+        policy.after_finish(True, probe)
+        assert probe.asked == ([] if t == 2 else ["path"])
+        policy.after_folds(0.6 + 0.5 * t, **_counts(1))
+    assert policy.cd_mode and policy.hand_back_scale == 2.0
+    policy.start_point(4)
+    policy.choose_finish(2.6, Scripted())
+    # would have handed back at scale 1 (too many free variables to rent)
+    policy.after_folds(2.6, **_counts(limit + 1, n_free=10_000))
+    assert policy.cd_mode
 
 
 def test_cd_mode_samples_its_folds_after_a_jump_in_C():
@@ -260,8 +276,9 @@ def test_the_warm_guess_follows_the_cheaper_side():
     ],
 )
 def test_the_probe_at_a_path_start_judges_the_mean(epochs, certified, cheap):
-    """Each probe fold gets twice ``probe_epochs`` and must be certified within it,
-    their mean within ``probe_epochs``; ``probe_epochs = 0`` never finds cd cheap."""
+    """At a path's start each probe fold gets twice ``probe_epochs`` and their mean must
+    be within it; along the path each fold must be certified within ``probe_epochs``;
+    ``probe_epochs = 0`` never finds cd cheap."""
     budgets = []
 
     def run(points, budget, pooled):
@@ -272,10 +289,11 @@ def test_the_probe_at_a_path_start_judges_the_mean(epochs, certified, cheap):
     probe = FoldProbe(run, 100, DEFAULT_SETTINGS)
     assert probe.points.shape[0] == DEFAULT_SETTINGS.probe_folds
     k = DEFAULT_SETTINGS.probe_epochs
-    assert probe.cheap() is cheap
-    assert budgets == [(2 * k, False)]
+    assert probe.cheap(start=True) is cheap
+    assert probe.cheap() is (all(certified) and max(epochs) <= k)
+    assert budgets == [(2 * k, False), (k, False)]
     off = FoldProbe(run, 100, dataclasses.replace(DEFAULT_SETTINGS, probe_epochs=0))
-    assert off.cheap() is False and off.still_cheap() is False
+    assert off.cheap(start=True) is False and off.still_cheap() is False
 
 
 @pytest.mark.parametrize(

@@ -393,7 +393,7 @@ def _full_fit(
         optimum = _finish(job, path, state, C, seed, policy.finish_max_free)
         if optimum is not None:  # the exact optimum: counts as converged
             state.alpha, state.S, state.ssum = optimum.alpha, optimum.S, optimum.ssum
-        policy.after_finish(optimum is not None)
+        policy.after_finish(optimum is not None, probe)
     if optimum is not None:
         return optimum, epochs + optimum.iterations, True
     if first_tol > cd_tol:

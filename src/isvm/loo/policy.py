@@ -10,17 +10,19 @@ done. At each grid point the path is in one of two modes:
   certified cd from it. It wins where a held-out point disturbs only its kernel
   neighbours (z-scored features: a nearly diagonal kernel).
 
-The rules, each kept because removing it cost more than 5% somewhere
-(docs/benchmarks.md, "Rules and settings", has the ablation):
+The rules (docs/benchmarks.md, "Rules and settings", has the ablation behind each):
 
 1. *probe*: at the path's first C a few folds are solved by cd alone; the path starts
    in cd mode where they are all certified within twice ``probe_epochs`` epochs, and
-   that on average;
+   that on average. Along the path in active-set mode the probe runs again (each
+   certified within ``probe_epochs``), 2, 4, 8, ... grid points after each failed
+   probe or hand-back;
 2. *hand-back*: a cd-mode grid point whose folds (and full fit) took more than
    ``cd_max_mean_epochs`` per fold, or, for coupled formulations, whose excess epochs
    summed along the path outgrow the price of one finish (rent or buy), hands the
-   rest of the path to the active set, whose finish may then take larger free sets
-   (``finish_max_free_dear``);
+   next one back to the active set, whose finish may then take larger free sets
+   (``finish_max_free_dear``); a probe that reverses a hand-back doubles the evidence
+   the next one needs, so a path cannot flap between the modes;
 3. *recheck*: in cd mode, a grid point whose C jumped by more than
    ``CD_RECHECK_RATIO`` samples its folds first;
 4. *loose full fit*: in cd mode, after a grid point that certified every fold, the
@@ -57,7 +59,7 @@ from isvm.loo.settings import (
 class Probe(Protocol):
     """What the policy asks about a grid point's folds (:class:`FoldProbe`)."""
 
-    def cheap(self) -> bool: ...
+    def cheap(self, start: bool = False) -> bool: ...
 
     def still_cheap(self) -> bool: ...
 
@@ -80,12 +82,14 @@ class FoldProbe:
     def _off(self) -> bool:
         return self.points.shape[0] == 0 or self.settings.probe_epochs <= 0
 
-    def cheap(self) -> bool:
-        """Each probe fold certified within twice ``probe_epochs`` epochs, and that on
-        average (one slow fold in the sample does not decide the whole path)."""
+    def cheap(self, start: bool = False) -> bool:
+        """Each probe fold certified within ``probe_epochs`` epochs; at a path's start
+        (where a wrong verdict holds longest) within twice that, and that on average."""
         if self._off:
             return False
         k = self.settings.probe_epochs
+        if not start:
+            return bool(self.run(self.points, k, False)[0].all())
         certified, epochs = self.run(self.points, max(1, 2 * k), False)
         return bool(certified.all()) and bool(epochs.mean() <= k)
 
@@ -125,9 +129,12 @@ class PathPolicy:
     cd_mode: bool = False  # the folds run cd alone: no finish
     probed: bool = False  # cd mode was chosen by a probe (not forced by a failed finish)
     handed_back: bool = False  # cd mode ended at the last grid point
-    dear_cd: bool = False  # cd folds proved dear on this path (a hand-back)
+    dear_cd: bool = False  # cd folds proved dear (a hand-back) since the last probe
+    hand_back_scale: float = 1.0  # evidence a hand-back needs (doubles when reversed)
     cd_rent: float = 0.0  # cd mode's excess variable visits so far
     all_certified: bool = False  # the last grid point certified every fold
+    wait: int = 1  # grid points to the next probe in active-set mode after a failure
+    next_probe: int = 0
     prev_try_share: float = 1.0  # share proved by the previous-C try where last tried
     shift_proved: NDArray[np.bool_] | None = None  # which folds the shifted start proved
     warm_first: bool = False  # the folds' updates start from their statuses at C_prev
@@ -163,9 +170,10 @@ class PathPolicy:
         """Whether this grid point runs the finish: at the path's start, unless the probe
         finds cd cheap; in cd mode after a jump in C, if the sample finds it dear."""
         if self.wants_finish and self.first:
-            if probe.cheap():
-                self.cd_mode, self.probed = True, True
+            if probe.cheap(start=True):
+                self._enter_cd()
                 return False
+            self._probe_failed()
             return True
         if (
             self.cd_mode
@@ -174,6 +182,7 @@ class PathPolicy:
             and not probe.still_cheap()
         ):
             self.cd_mode = False
+            self._probe_failed()
             return self.active_set
         return self.wants_finish
 
@@ -184,10 +193,19 @@ class PathPolicy:
             return self.settings.finish_max_free_dear
         return self.settings.finish_max_free
 
-    def after_finish(self, exact: bool) -> None:
-        """The finish ended (``exact``: at the optimum); where it gave up, the folds and
-        the next grid point run cd."""
+    def after_finish(self, exact: bool, probe: Probe) -> None:
+        """The finish ended (``exact``: at the optimum; where it gave up, the folds and
+        the next grid point run cd); along the path, a probe when due may send the next
+        grid point to cd mode."""
         self.cd_mode, self.probed = not exact, False
+        if not exact or self.first or self.t < self.next_probe:
+            return
+        if probe.cheap():
+            if self.dear_cd:  # the last hand-back is reversed
+                self.hand_back_scale *= 2.0
+            self._enter_cd()
+        else:
+            self._probe_failed()
 
     def fold_plan(self, C: float) -> FoldPlan:
         """Which folds try their solution at C_prev, the shifted start before the update,
@@ -244,21 +262,30 @@ class PathPolicy:
         k = self.settings.sample_every
         return np.arange(self.n) % k == self.t % k
 
+    def _enter_cd(self) -> None:
+        self.cd_mode, self.probed, self.dear_cd = True, True, False
+
+    def _probe_failed(self) -> None:
+        self.wait *= 2
+        self.next_probe = self.t + self.wait
+
     def _hand_back(self, point_epochs: int, n_free: int) -> None:
         """End cd mode where cd alone got expensive (the module's rule 2): above
         ``cd_max_mean_epochs`` per fold at once; for coupled formulations also once the
         epochs above ``CD_RENT_MEAN_EPOCHS`` per fold, summed along the path as variable
         visits, exceed one finish's price (``FINISH_VISITS_PER_FREE_CUBED`` per cubed
-        free variable)."""
+        free variable). Both scaled by ``hand_back_scale``."""
         if not self.cd_mode:
             self.handed_back, self.cd_rent = False, 0.0
             return
-        dear = point_epochs > self.settings.cd_max_mean_epochs * self.n
+        scale = self.hand_back_scale
+        dear = point_epochs > self.settings.cd_max_mean_epochs * self.n * scale
         if not dear and self.coupled:
             excess = point_epochs - CD_RENT_MEAN_EPOCHS * self.n
             self.cd_rent += max(excess, 0.0) * self.n_var
-            price = FINISH_VISITS_PER_FREE_CUBED * float(n_free) ** 3
+            price = FINISH_VISITS_PER_FREE_CUBED * float(n_free) ** 3 * scale
             dear = n_free <= self.settings.finish_max_free_dear and self.cd_rent > price
         self.handed_back = dear
         if dear:
             self.cd_mode, self.dear_cd, self.cd_rent = False, True, 0.0
+            self._probe_failed()

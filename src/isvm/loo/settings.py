@@ -143,10 +143,10 @@ class LooSettings:
     #: where the dual is L separate problems, each class's score is bounded by its own
     #: column's suboptimality (letter Ns 500 1-vs-all 0.83x; False: one bound, for checks)
     certify_by_column: bool = True
-    #: folds probed with cd alone at a path's start to choose its mode ...
+    #: folds probed with cd alone to choose a path's mode ...
     probe_folds: int = 8
-    #: ... cd mode where each is certified within twice this many epochs and they take
-    #: this many on average (0: never cd mode); z-scored kernels pass, [0, 1] ones do not
+    #: ... cd mode where each is certified within this many epochs (at a path's start:
+    #: within twice this, and this on average; 0: never cd mode); z-scored kernels pass
     probe_epochs: int = 3
     #: in cd mode, a grid point whose folds took more epochs than this per fold hands
     #: the next one back to the active set

@@ -336,7 +336,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=Fals
             done, viol = _converged(prob, C, dual, cert_point, tol)
             if done:
                 return epoch, True, viol, False
-    certified, viol = _last_check(prob, C, dual, target, False)
+    certified, viol = _last_check(prob, C, dual, target, FALSE)
     return epoch, viol <= tol, viol, certified
 
 
