@@ -213,6 +213,16 @@ def test_cd_mode_solves_the_full_fit_loosely_only_after_every_fold_was_certified
         assert policy.full_fit_tol(1e-3) == pytest.approx(1e-3 * factor)
 
 
+def _plans_over_a_sample(policy: PathPolicy, field: str) -> list[np.ndarray]:
+    """One mask of the fold plans (``field``) at each of the next ``sample_every``
+    grid points: a rotating sample visits every fold once over them."""
+    masks = []
+    for t in range(1, DEFAULT_SETTINGS.sample_every + 1):
+        policy.start_point(t)
+        masks.append(getattr(policy.fold_plan(0.1 + t), field))
+    return masks
+
+
 def test_previous_c_tries_go_to_a_rotating_sample_where_they_stopped_paying():
     """Every fold tries its solution at C_prev while at least ``PREV_TRY_MIN_SHARE`` of
     those that tried were proved by it; below, every ``sample_every``-th fold, each
@@ -223,11 +233,7 @@ def test_previous_c_tries_go_to_a_rotating_sample_where_they_stopped_paying():
     tried = np.zeros(N, dtype=np.int8)
     tried[: int(PREV_TRY_MIN_SHARE * N) - 1] = 1  # just below the share
     policy.after_folds(0.1, **_counts(1, prev_try=tried))
-    k = DEFAULT_SETTINGS.sample_every
-    masks = []
-    for t in range(1, k + 1):
-        policy.start_point(t)
-        masks.append(policy.fold_plan(0.1 + t).try_prev)
+    masks = _plans_over_a_sample(policy, "try_prev")
     np.testing.assert_array_equal(np.sum(masks, axis=0), np.ones(N))
 
 
@@ -238,11 +244,7 @@ def test_shifted_starts_are_retried_where_they_proved_and_sampled_elsewhere():
     shift = np.zeros(N, dtype=np.int8)
     shift[:10] = 1
     policy.after_folds(0.1, **_counts(1, shift_try=shift))
-    k = DEFAULT_SETTINGS.sample_every
-    masks = []
-    for t in range(1, k + 1):
-        policy.start_point(t)
-        masks.append(policy.fold_plan(0.1 + t).try_shift)
+    masks = _plans_over_a_sample(policy, "try_shift")
     assert all(m[:10].all() for m in masks)
     np.testing.assert_array_equal(np.sum(masks, axis=0)[10:], np.ones(N - 10))
 
