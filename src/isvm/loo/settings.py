@@ -84,7 +84,9 @@ CD_RECHECK_RATIO = 1.5
 
 
 class _Range(NamedTuple):
-    """A scikit-learn-style constraint: a type and a closed or open interval."""
+    """A scikit-learn-style constraint: a type and a closed or open interval. Not
+    scikit-learn's own ``Interval`` (which the estimators use): importing it costs about
+    a second, and the LOO engine loads without scikit-learn."""
 
     kind: type
     low: float | None = None
