@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import time
 
 import numpy as np
@@ -42,7 +43,7 @@ C_GRID = c_grid(0.1, 50.0, 0.5)
 
 def _edited(fn, old: str, new: str) -> str:
     """``fn``'s source without its decorator, ``old`` replaced by ``new``."""
-    source = inspect.getsource(fn).replace("@njit(cache=True)\n", "")
+    source = re.sub(r"^@njit\(.*\)\n", "", inspect.getsource(fn), flags=re.MULTILINE)
     if old not in source:  # the engine changed: say so rather than time the wrong code
         raise RuntimeError(f"fold_update.{fn.__name__} no longer contains {old!r}")
     return source.replace(old, new)

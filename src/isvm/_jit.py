@@ -9,6 +9,17 @@ folder named by :func:`isvm.source.source_hash` (``__pycache__/numba-<hash>`` be
 the package, or ``~/.cache/isvm/numba-<hash>`` where the package's folder is not
 writable), so a changed source compiles afresh and an unchanged one is loaded.
 
+Compile units. numba compiles each kernel into a module of its own and links the
+modules of all its callees into it, optimised and compiled to machine code again in
+every caller above them: a chain of k kernels costs about k times its code. So a
+helper split out only to be read (one call site, or a few lines around a call) is
+declared ``inline="always"``: numba inlines it into its caller before typing, and it
+is compiled only there. Kernels with several callers, or called from Python, stay
+units of their own. A counter or index passed to a kernel starts as
+``np.int64(0)``, not ``0``: numba first types a literal ``0`` as the constant itself
+and compiles the callee once more for it. (``isvm warmup`` from an empty cache:
+docs/benchmarks.md.)
+
 A ``NUMBA_CACHE_DIR`` set by the user is kept as it is (the workflow sets one per
 source hash itself). The folder is set only while a kernel is decorated (numba's
 locator reads ``numba.config.CACHE_DIR`` then), so other packages' kernels are not

@@ -70,7 +70,7 @@ def warm_up(methods: Iterable[str] | None = None) -> float:
 #: what the first use of the LOO engine compiles, about how long, how to do it ahead
 COMPILE_NOTE = (
     "isvm: compiling the LOO engine's numba kernels (first use of this version: about "
-    "2 minutes of one core, cached afterwards; `python -m isvm warmup` does it ahead)"
+    "1.5 minutes of one core, cached afterwards; `python -m isvm warmup` does it ahead)"
 )
 _announced = False
 

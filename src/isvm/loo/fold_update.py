@@ -177,7 +177,7 @@ def fold_active_set(prob, p, C, full, fac, cfg, warm, out, status_out):
     return outcome == 1, it, outcome == 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def touched_work(nf, max_changed):
     """Empty rows for a fold's touched variables (:class:`Touched`) over ``nf`` free
     variables: room for 16 (or ``max_changed``) at first; :func:`_register` grows them."""
@@ -191,7 +191,7 @@ def touched_work(nf, max_changed):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _removal(prob, p, C, full, fac, st):
     """Point p's multipliers leave the problem: marked EXCLUDED in ``st``; those at C
     (dropping to 0) pull the free set by ``z_p = Hinv sum_v Q[F, v] C``, from the
@@ -227,7 +227,7 @@ def _removal(prob, p, C, full, fac, st):
     return Removal(p_upper, n_pu, x_full, z_p)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _warm_guess(prob, fac, warm, st, work, changes, cfg):
     """Phase 1's start: the full statuses with the fold's own changes at the previous C
     applied (:class:`~isvm.loo.bundles.Warm`), unless there are none or more than
@@ -237,7 +237,7 @@ def _warm_guess(prob, fac, warm, st, work, changes, cfg):
     if warm_status.shape[0] != n_var or warm_base.shape[0] != n_var:
         return 0, work
     chg_v, chg_s = changes
-    n_warm = 0
+    n_warm = np.int64(0)  # not a literal 0: that would compile _register once more
     for v in range(n_var):
         w = warm_status[v]
         if st[v] != EXCLUDED and w != EXCLUDED and w != warm_base[v] and w != st[v]:
@@ -254,7 +254,7 @@ def _warm_guess(prob, fac, warm, st, work, changes, cfg):
     return max(grown, 0), work  # too many: no guess (nothing changed)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, out):
     """Phase 1: every variable that left the box goes to its bound, every bound
     variable whose gradient points inward is freed, until none does.
@@ -293,7 +293,7 @@ def _primal_dual_steps(prob, C, full, fac, removal, st, work, nt, changes, cfg, 
     return -1, it, work, nt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _decremental_path(prob, C, full, fac, removal, st, work, nt, changes, cfg, out, it):
     """Phase 2: with p's multipliers at (1 - t) times their full values, the optimum
     is piecewise linear in t, from the full optimum (t = 0) to the fold's (t = 1); on
@@ -402,7 +402,7 @@ def _face_solution(prob, C, full, fac, removal, st, work, nt, out, ridge):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _face_sets(C, fac, st, work, nt):
     """The face's R (free-set positions now at a bound, and their values) and N (the
     touched variables now free); the other touched variables' bound values go into
@@ -432,7 +432,7 @@ def _face_sets(C, fac, st, work, nt):
     return r_pos, r_val, nr, n_list, nn
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _folded_rhs(prob, full, fac, removal, work, nt):
     """``z = Hinv r_F`` with every outside change folded in."""
     var_i, var_j = prob.var_i, prob.var_j
@@ -448,7 +448,7 @@ def _folded_rhs(prob, full, fac, removal, work, nt):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _schur_system(prob, C, full, fac, removal, work, nt, z, sets):
     """The Schur complement system in (x_N, mu): (T, its right-hand side)."""
     K, var_i, var_j, cols, vals, c = prob
@@ -487,7 +487,7 @@ def _schur_system(prob, C, full, fac, removal, work, nt, z, sets):
     return T, rhs
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ridged_solve(prob, work, sets, T, rhs, ridge):
     """A singular Schur system solved with a ridge on each block (in place). For ISVM,
     all of one point's multipliers free (Q is singular along y_i there, the dual linear
@@ -512,7 +512,7 @@ def _ridged_solve(prob, work, sets, T, rhs, ridge):
     return _solve_dense(T, rhs, nn + nr)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _face_values(fac, work, z, rhs, sets):
     """The face's free-set values ``x`` from the Schur solution ``rhs``; the touched
     variables now free get theirs in ``work.t_val``."""
@@ -537,7 +537,7 @@ def _face_values(fac, work, z, rhs, sets):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _face_point(prob, C, full, fac, removal, work, nt, x, out):
     """The face's minimiser and its exact scores into ``out``, the changes from the full
     optimum summed per point first."""
@@ -568,7 +568,7 @@ def _face_point(prob, C, full, fac, removal, work, nt, x, out):
     _core.apply_point_steps(coef, c, K, S, ssum)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _infeasible(prob, C, slack, st, out, changes, free_threshold):
     """Collect the KKT violations of a face minimiser ``out`` into ``changes``.
 
@@ -579,7 +579,7 @@ def _infeasible(prob, C, slack, st, out, changes, free_threshold):
     _, var_i, var_j, cols, vals, c = prob
     alpha, S, ssum = out
     chg_v, chg_s = changes
-    n_inf = 0
+    n_inf = np.int64(0)
     for v in range(var_i.shape[0]):
         s = st[v]
         if s == EXCLUDED:
@@ -602,7 +602,7 @@ def _infeasible(prob, C, slack, st, out, changes, free_threshold):
     return n_inf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stationary(prob, st, out, tol):
     """Whether every free variable's gradient vanishes (to ``tol``) at ``out``.
 
@@ -658,7 +658,7 @@ def _clip(prob, C, out):
             _core.apply_step(var_i[v], var_j[v], clipped - a, cols, vals, c, K, S, ssum)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grown(work, nt, cap):
     """A copy of ``work`` whose row arrays have room for ``cap`` rows (first ``nt`` kept)."""
     Qv2 = np.empty((cap, work.Qv.shape[1]))
@@ -678,7 +678,7 @@ def _is_touched(v, touched, nt):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_touched(prob, fac, work, nt, n_new):
     """Register the outside variables ``work.ids[nt:nt + n_new]``: their columns
     ``q = Q[F, v]``, ``Hinv q`` (precomputed rows where ``fac.out_pos`` has them, else

@@ -28,7 +28,7 @@ from isvm.solvers import _core, certify, epochs
 from isvm.solvers._core import Blocks, Dual, Target
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fold_solve(prob, blocks, C, dual, tol, max_epochs, rng, target, tried):
     """One held-out solve: block updates where a point's multipliers are coupled.
     ``tried``: the start's certificate was tried and failed (the first try is skipped)."""
@@ -123,7 +123,7 @@ def _shifted_start(p, prob, C, full, step, store):
     return Dual(alpha, S, ssum)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rebased(status, base, now):
     """Carry a fold's statuses from C_prev to C where its active-set update is skipped:
     its own changes (where ``status`` differs from ``base``, the full optimum's
@@ -221,7 +221,7 @@ def _still_proved(p, proof, S, C, target):
     return certify.certify(p, target.A, S, grown, target.scale)[1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fit_fold(p, prob, blocks, cert, step, full, fac, store, cfg, out):
     """Fold ``p`` of :func:`fit_folds`: its cheap starts in turn, then cd from the best.
 
@@ -297,13 +297,13 @@ def _copied(dual):
     return Dual(dual.alpha.copy(), dual.S.copy(), dual.ssum.copy())
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _proved(fold, dual, C, target):
     """Whether ``dual`` proves fold's prediction at C (:func:`isvm.solvers.certify.prove`)."""
     return certify.prove(fold, dual.alpha, C, dual.S, dual.ssum, target, _core.FALSE)[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _keep_standing(p, cert, store, out):
     """cd mode, the stored solution's standing proof still holds: what the try on it
     would give, without its pass over the variables; the stored solution, its scores
@@ -316,7 +316,7 @@ def _keep_standing(p, cert, store, out):
     out.settled[p] = True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _shift_first(p, prob, fold, full, fac, step, store, target, out):
     """Active-set mode: the shifted start proved before the update (O(NL) against the
     update's O(N^2 L) score updates). A proof skips the update, the fold's statuses
@@ -329,7 +329,7 @@ def _shift_first(p, prob, fold, full, fac, step, store, target, out):
     return settled, shift
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _active_update(p, prob, full, fac, cfg, step, store, out, dual):
     """The fold's active-set update of the full inverse into ``dual``, seeded with its
     statuses at C_prev where they are exact, C grew by at most ``WARM_RATIO`` and
@@ -348,7 +348,7 @@ def _active_update(p, prob, full, fac, cfg, step, store, out, dual):
     return exact, e, near
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _previous_try(p, fold, C, store, target, dual):
     """The fold's own solution at C_prev, as it was, into ``dual``: still feasible, and
     its optimum once none of its multipliers reaches C_prev (large C). Whether it proves
@@ -359,7 +359,7 @@ def _previous_try(p, fold, C, store, target, dual):
     return _proved(fold, dual, C, target)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record_proof(p, fold, C, settled_prev, store, target, dual):
     """The fold's standing proof: none where its stored solution changes; made at C for
     a kept one (-1 where its bound does not prove it: for the same multipliers the
@@ -384,7 +384,7 @@ def _record_proof(p, fold, C, settled_prev, store, target, dual):
         store.proof[p, 0] = -1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cd_start(p, prob, fold, full, step, store, dual, near_dual, shifted, shift):
     """cd's start: the one with the smallest duality gap of the full solution without
     p (with cd alone the full fit is solved tightly, so only what p disturbed is off)
@@ -415,7 +415,7 @@ def _cd_start(p, prob, fold, full, step, store, dual, near_dual, shifted, shift)
     return start, start_tried
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _solve_tight(p, fold, fp, blocks, step, cfg, target, dual, start_tried, settled, e):
     """cd on ``dual`` to ``cfg.tol`` (none where a start proved the prediction); one
     that converges uncertified is solved again at tol / 100, tol / 10^4, ... down to

@@ -102,7 +102,7 @@ def _block_ascent(g, a0, C, lam, sigma, w, m, d, sw, bp):
 BRACKET_NEWTON_STEPS = 3
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _block_bracket(g, a0, C, lam, sigma, w, m, u, sw, gk):
     """(upper, lower) bounds on :func:`_block_ascent`'s maximum, in O(m) a Newton step.
 
@@ -187,7 +187,7 @@ def _group_add(row, g, a):
     row[4] = max(row[4], g)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     """(bound on ``D* - D(alpha)``, max KKT violation) over ``prob``'s variables.
 
@@ -227,7 +227,7 @@ def suboptimality(prob, alpha, C, S, ssum, target, tau, need):
     return min(total_gap, bound), viol
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _point_bounds(prob, alpha, C, S, ssum, target, tau, lazy, groups, cands, scratch):
     """:func:`suboptimality`'s pass over the points: returns (duality gap, bound so far,
     max KKT violation, whether each point's variables were listed together, number of
@@ -246,7 +246,7 @@ def _point_bounds(prob, alpha, C, S, ssum, target, tau, lazy, groups, cands, scr
     acc, group_gap, member = groups
     cand_v, cand_gap = cands
     g, a0, w, d, sw, bp = scratch
-    n_cand = 0
+    n_cand = np.int64(0)  # not a literal: that would compile _sift_down twice
     total_gap = 0.0
     bound = 0.0
     viol = 0.0
@@ -290,7 +290,7 @@ def _point_bounds(prob, alpha, C, S, ssum, target, tau, lazy, groups, cands, scr
     return total_gap, bound, viol, ordered, n_cand
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _group_bounds(acc, group_gap, member, target, C, bound, scratch):
     """``bound`` plus each one-label group's term: the smaller of its gap terms and the
     model of one block over the members' summed multipliers (their variables share
@@ -323,7 +323,7 @@ def _group_bounds(acc, group_gap, member, target, C, bound, scratch):
     return bound
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _lazy_models(prob, alpha, C, S, ssum, target, need, cand_v, cand_gap, n_cand, bound, scratch):
     """``bound`` with the deferred models spent, largest gap terms first, only until it is
     decided against ``need``: first each one bracketed (:func:`_block_bracket`, O(L)),
@@ -433,7 +433,7 @@ def affordable(target, S, n):
     return need, need / (4.0 * n)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def standing_bound(prob, alpha, C, S, ssum, target):
     """(bound, rate) with ``D*(C') - D(alpha) <= bound + (C' - C) rate`` for every ``C' >= C``.
 
@@ -523,7 +523,7 @@ def _column_model(g, a, C, lam):
     return g * d - 0.5 * lam * d * d, at_upper, d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def column_bounds(prob, alpha, C, S, target, bound, rate, group_models=True):
     """Add to ``bound[d]`` a bound on ``D_d* - D_d(alpha)`` for every coding column d
     and to ``rate[d]`` its growth per unit of C (:func:`column_terms` over every
@@ -638,7 +638,7 @@ def certify_by_column(p, A, S, bound, r, need):
     return proved
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prove_by_column(prob, alpha, C, S, ssum, target, cached=False):
     """(certified, max KKT violation) for a dual that is separate problems by coding column.
 

@@ -282,7 +282,7 @@ def _cs_point_step(K, i, yi, na, act, C, alpha, S, G, B, D, cur, new):
     """Solve point i's sub-problem over its active classes exactly and record the
     change in alpha and S (O(N) per class moved)."""
     A = K[i, i]
-    yq = -1
+    yq = np.int64(-1)  # not a literal: that would compile the sub-problems twice
     for q in range(na):
         m = act[i, q]
         cur[q] = alpha[i, m]

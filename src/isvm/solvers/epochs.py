@@ -40,7 +40,7 @@ NEARBY_TRY_SPACING = 0.25
 SCORE_UPDATES_PER_READ = 100.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nearby_try(prob, dual, C, target, cached=False):
     """A neighbours-first epoch's certificate try, made where :func:`_nearby_due` says.
     Returns (work left, moved, proved, max KKT violation); ``cached`` as in
@@ -60,7 +60,7 @@ def _nearby_due(nearby, work, moved, n_var):
     return nearby and moved and work >= NEARBY_TRY_SPACING * n_var
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def nearby_order(row, var_i, index):
     """Write into ``index`` the variables ordered by ``row[var_i]``, largest first, ties
     in list order: the stable sort of the variables by that key, found by sorting the
@@ -84,7 +84,7 @@ def nearby_order(row, var_i, index):
             k += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _converged(prob, C, dual, cert_point, tol):
     """(whether the exact max KKT violation over every variable is <= tol, that
     violation); where it is, the held-out point's scores summed afresh."""
@@ -96,7 +96,7 @@ def _converged(prob, C, dual, cert_point, tol):
     return viol <= tol, viol
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _last_check(prob, C, dual, target, cached):
     """(certified, max KKT violation) where an epoch loop ran out of epochs."""
     K, var_i, var_j, cols, vals, c = prob
@@ -194,7 +194,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
     return epoch, viol <= tol, viol, certified
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cd_epoch(prob, C, dual, tol, target, index, active, old, flags):
     """One epoch of :func:`cd_epochs` over ``index[:active]``, shrinking against the last
     epoch's extreme projected gradients ``old``; ``flags``: (shrinking, neighbours
@@ -266,7 +266,7 @@ def _cd_epoch(prob, C, dual, tol, target, index, active, old, flags):
     return active, pg_max, pg_min, False, 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _cd_step(i, j, a, G, C, alpha, cols, vals, c, K, S, ssum):
     """Variable (i, j)'s exact one-variable step from ``a``, whose minimisation gradient
     is G (the clipped Newton step, eq. 7.1); returns whether it moved."""
@@ -340,7 +340,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=Fals
     return epoch, viol <= tol, viol, certified
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _block_epoch(prob, blocks, C, dual, tol, target, index, nearby, scratch, js, coef):
     """One epoch of :func:`block_epochs` over the points ``index``: returns (the largest
     KKT violation seen, proved by a neighbours-first try, its max KKT violation)."""
@@ -370,12 +370,12 @@ def _block_epoch(prob, blocks, C, dual, tol, target, index, nearby, scratch, js,
     return sweep, False, 0.0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _read_block(i, blocks, alpha, C, cols, vals, c, S, ssum, js, g, a0, w):
     """Point i's multipliers into the block scratch (classes ``js``, values ``a0``,
     gradients ``g``, directions ``w``): returns (how many, their largest KKT violation)."""
     var_mask, block_w = blocks.var_mask, blocks.w
-    m = 0
+    m = np.int64(0)  # not a literal: that would compile block_step twice
     worst = 0.0
     for j in range(alpha.shape[1]):
         if var_mask[i, j]:
@@ -390,7 +390,7 @@ def _read_block(i, blocks, alpha, C, cols, vals, c, S, ssum, js, g, a0, w):
     return m, worst
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_block(i, js, a0, d, m, alpha, cols, vals, c, K, S, ssum, coef, work, col_work):
     """Point i's block step ``d`` into alpha and the scores, one pass over ``K[i]`` per
     column it moves (``coef``: zeros of length D, left so); returns ``work`` plus

@@ -104,7 +104,7 @@ def greedy_class(K, points, v, C, alpha_col, row, tol, max_steps, shrinking):
     steps = 0
     while True:
         best = 0.0
-        pick = -1
+        pick = np.int64(-1)  # not a literal: that would compile _greedy_step twice
         for t in range(n_active):
             k = active[t]
             pg = projected_gradient(alpha_col[k], 1.0 - v[k] * row[k], C)
