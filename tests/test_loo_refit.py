@@ -8,6 +8,7 @@ estimator); the formulation path against the engine; the records' solver outcome
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -126,10 +127,19 @@ def test_every_method_has_one_way_to_loo():
     assert {m for m, how in LOO_METHODS.items() if how == "engine"} == set(FORMULATIONS)
 
 
-def test_the_config_schema_offers_every_loo_method():
+def test_the_config_schema_names_every_loo_method_and_the_config_accepts_it():
+    from isvm.study import config_problems
+
     schema = yaml.safe_load((ROOT / "config" / "schema.yaml").read_text())
-    enum = schema["properties"]["methods"]["items"]["enum"]
-    assert sorted(enum) == sorted(LOO_METHODS)
+    described = re.findall(r"\w+", schema["properties"]["methods"]["description"])
+    assert set(LOO_METHODS) <= set(described)
+    config = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    assert config_problems({**config, "methods": sorted(LOO_METHODS)}) == []
+    problems = config_problems({**config, "methods": ["isvm", "svm"]})
+    assert (
+        problems == [("methods", problems[0][1])]
+        and "unknown method 'svm': not built in" in problems[0][1]
+    )
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,12 @@ import pytest
 from scipy import stats
 
 from isvm.cli import main
+from isvm.experiment import lrt
 from isvm.experiment.lrt import (
+    DEFAULT_PAIRS,
+    TABLE3_COLUMNS,
+    TABLE4_COLUMNS,
+    TABLE4_TITLE,
     binomial_p_value,
     compare_table4,
     critical_value,
@@ -16,7 +21,10 @@ from isvm.experiment.lrt import (
     likelihood_ratio,
     lrt_long,
     lrt_table,
+    pair_prefix,
     paper_round,
+    parse_pairs,
+    table3_columns,
     write_table4,
 )
 from isvm.experiment.paper import paper_table
@@ -221,3 +229,178 @@ def test_table4_of_a_run_without_isvm_and_its_rivals(tmp_path):
         f"t4{s}.{e}" for s in ("", "_long", "_vs_paper") for e in ("csv", "md")
     )
     assert "nothing to test" in (tmp_path / "t4.md").read_text()
+
+
+# --- Table 4's pairs (method, rival) -------------------------------------------------
+
+#: Five data sets at Ns = 50, chosen so that the sign tests can be counted by hand.
+SMALL_T3 = {
+    "isvm": {10: [90, 80, 70, 60, 50], 25: [90, 80, 70, 60, 50], 50: [60] * 5},
+    "ww": {10: [95, 85, 75, 65, 55], 25: [92, 70, 60, 50, 40], 50: [40, 60, 60, 40, 40]},
+    "svc": {10: [85, 75, 65, 55, 50], 25: [91, 81, 71, 61, 51], 50: [np.nan] + [50] * 4},
+}
+EXTRA_PAIRS = (("isvm", "svc"), ("ww", "svc"))
+
+
+def _small_table3() -> pd.DataFrame:
+    t3 = pd.DataFrame({"dataset": list("ABCDE"), "Ns": 50})
+    for method, cells in SMALL_T3.items():
+        for q, values in cells.items():
+            t3[f"{method}_{q}"] = np.array(values, dtype=float)
+    return t3
+
+
+def test_default_pairs_write_the_paper_files(tmp_path) -> None:
+    """The paper's pairs, by default or named, write the same bytes; no pairs note."""
+    t3 = paper_table(3)
+    default = write_table4(t3, tmp_path / "a" / "table4", settings={"source": "paper"})
+    named = write_table4(
+        t3,
+        tmp_path / "b" / "table4",
+        settings={"source": "paper"},
+        pairs=[["isvm", "ova"], ["isvm", "ww"]],
+    )
+    assert [p.read_bytes() for p in default] == [p.read_bytes() for p in named]
+    md = (tmp_path / "a" / "table4.md").read_text()
+    assert md.startswith(f"# {TABLE4_TITLE}\n") and "Pairs (" not in md
+    assert lrt.__doc__.strip() in md  # the notes are the module's conventions
+    assert list(lrt_table(t3).columns) == list(TABLE4_COLUMNS) == list(paper_table(4).columns)
+    assert TABLE3_COLUMNS == table3_columns(DEFAULT_PAIRS) and DEFAULT_PAIRS == (
+        ("isvm", "ova"),
+        ("isvm", "ww"),
+    )
+
+
+def test_extra_pairs_leave_the_paper_pairs_cells_alone() -> None:
+    t3 = paper_table(3).assign(svc_10=50.0, svc_25=50.0, svc_50=50.0)
+    both = lrt_long(t3, pairs=DEFAULT_PAIRS + EXTRA_PAIRS)
+    paper = both[both["rival"].isin(["svm", "ww"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(paper, lrt_long(t3))
+    wide = lrt_table(t3, pairs=DEFAULT_PAIRS + EXTRA_PAIRS)
+    pd.testing.assert_frame_equal(wide[list(TABLE4_COLUMNS)], lrt_table(t3))
+    # the comparison with the paper keeps to its pairs
+    pd.testing.assert_frame_equal(
+        compare_table4(t3, pairs=DEFAULT_PAIRS + EXTRA_PAIRS), compare_table4(t3)
+    )
+    assert compare_table4(t3, pairs=EXTRA_PAIRS).empty
+
+
+def test_extra_pairs_counted_by_hand() -> None:
+    t3 = _small_table3()  # no ova column: the pairs need none
+    raw = lrt_table(t3, pairs=EXTRA_PAIRS, rounding=None).set_index("Ns")
+    assert list(raw.columns) == ["n_datasets"] + [
+        f"{p}_{q}" for p in ("isvm_vs_svc", "ww_vs_svc") for q in (10, 25, 50)
+    ]
+    # isvm vs svc: 10%: 4 wins and a tie (E) of 5; 25%: no win; 50%: 4 of 4 (A lacks svc).
+    # ww vs svc: 10%: 5 of 5; 25%: A only; 50%: 2 of 4 (B, C).
+    expected = {
+        "isvm_vs_svc_10": (0.8**4 * 0.2) * 2**5,
+        "isvm_vs_svc_25": 1.0,
+        "isvm_vs_svc_50": 2.0**4,
+        "ww_vs_svc_10": 2.0**5,
+        "ww_vs_svc_25": 1.0,
+        "ww_vs_svc_50": 1.0,
+    }
+    assert raw.loc[50].drop("n_datasets").to_dict() == pytest.approx(expected)
+    assert raw.loc[50, "n_datasets"] == 5
+    long = lrt_long(t3, pairs=EXTRA_PAIRS).set_index("column")
+    assert long.loc["isvm_vs_svc_10", ["n", "k", "n_ties", "tied"]].tolist() == [5, 4, 1, "E"]
+    assert long.loc["isvm_vs_svc_10", "p_value"] == pytest.approx(6 / 32)
+    assert long.loc["isvm_vs_svc_50", ["n", "k"]].tolist() == [4, 4]
+    assert long.loc["ww_vs_svc_50", ["n", "k"]].tolist() == [4, 2]
+    assert long.loc["ww_vs_svc_10", "p_value"] == pytest.approx(1 / 32)
+    assert lrt_table(t3, pairs=EXTRA_PAIRS, ties="win").loc[0, "isvm_vs_svc_10"] == 32
+    # the reverse pair counts the rival's wins
+    rev = lrt_long(t3, pairs=[("svc", "isvm")]).set_index("column")
+    assert rev.loc["svc_vs_isvm_25", ["n", "k"]].tolist() == [5, 5]
+
+
+def test_pairs_are_checked() -> None:
+    assert pair_prefix(("isvm", "ova")) == "svm" and pair_prefix(("ova", "isvm")) == "ova_vs_isvm"
+    assert parse_pairs(["isvm:ova", " ww : svc "]) == (("isvm", "ova"), ("ww", "svc"))
+    for items, match in [
+        (["isvm-ova"], "METHOD:RIVAL"),
+        (["isvm:"], "METHOD:RIVAL"),
+        (["a:b:c"], "METHOD:RIVAL"),
+        (["isvm:isvm"], "against itself"),
+        (["isvm:ova", "isvm:ova"], "repeat"),
+        ([], "at least one"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            parse_pairs(items)
+    with pytest.raises(ValueError, match="svc_10"):
+        lrt_table(paper_table(3), pairs=EXTRA_PAIRS)
+
+
+def test_write_table4_names_the_pairs(tmp_path) -> None:
+    t3 = _small_table3().assign(ova_10=0.0, ova_25=0.0, ova_50=0.0)
+    pairs = (("isvm", "ova"), *EXTRA_PAIRS)
+    write_table4(t3, tmp_path / "t4", settings={"source": "test"}, pairs=pairs)
+    md = (tmp_path / "t4.md").read_text()
+    assert "H0: rival better than or equal to the method" in md
+    assert "isvm vs svc (isvm_vs_svc_q), ww vs svc (ww_vs_svc_q)" in md
+    comp = pd.read_csv(tmp_path / "t4_vs_paper.csv")
+    assert set(comp["rival"]) == {"svm"} and len(comp) == 3
+    vs = (tmp_path / "t4_vs_paper.md").read_text()
+    assert "no numbers for isvm vs svc, ww vs svc" in vs and "0 of 3 cells match" in vs
+    write_table4(t3.iloc[:0], tmp_path / "e", settings={}, pairs=EXTRA_PAIRS)
+    assert (
+        "the methods of isvm vs svc, ww vs svc: nothing to test" in (tmp_path / "e.md").read_text()
+    )
+    assert pd.read_csv(tmp_path / "e.csv").columns[-1] == "ww_vs_svc_50"
+
+
+def test_cli_lrt_comparisons(tmp_path, capsys) -> None:
+    src = tmp_path / "t3.csv"
+    _small_table3().to_csv(src, index=False)
+    out = tmp_path / "t4.csv"
+    args = ["lrt", str(src), "--out", str(out), "--comparisons", "isvm:svc", "ww:svc"]
+    assert main(args) == 0
+    written = pd.read_csv(out)
+    assert written.loc[0, "isvm_vs_svc_10"] == 2.62 and written.loc[0, "ww_vs_svc_10"] == 32
+    text = capsys.readouterr().out
+    assert "isvm_vs_svc_10" in text and "no pair of the paper's" in text
+    assert main(["lrt", str(src)]) == 2  # the paper's pairs need ova
+    assert "ova_10" in capsys.readouterr().err
+    assert main(["lrt", str(src), "--comparisons", "isvm"]) == 2
+    assert "METHOD:RIVAL" in capsys.readouterr().err
+
+
+def _records(accuracy: dict[str, list[float]]) -> pd.DataFrame:
+    """One LOO record per (data set A-E, method) at Ns = 50: Table 3 is 100 x accuracy."""
+    return pd.DataFrame(
+        [
+            {"dataset": ds, "Ns": 50, "method": m, "subsample": 0, "gamma": 1.0, "C": 1.0}
+            | {"loo_accuracy": acc}
+            for m, values in accuracy.items()
+            for ds, acc in zip("ABCDE", values, strict=True)
+        ]
+    )
+
+
+def test_cli_tables_comparisons(tmp_path, capsys) -> None:
+    recs = _records(
+        {
+            "isvm": [0.9, 0.8, 0.7, 0.6, 0.5],
+            "ova": [0.8] * 5,
+            "ww": [0.92, 0.82, 0.72, 0.62, 0.52],
+            "svc": [0.86, 0.76, 0.66, 0.56, 0.5],
+        }
+    )
+    path = tmp_path / "recs.parquet"
+    recs.to_parquet(path)
+    base = ["tables", "--records", str(path), "--out-dir", str(tmp_path / "t")]
+    base += ["--timing-dir", str(tmp_path / "timing"), "--methods", "isvm", "ova", "ww", "svc"]
+    assert main([*base, "--comparisons", "isvm:ova", "isvm:svc", "ww:svc"]) == 0
+    t4 = pd.read_csv(tmp_path / "t" / "table4.csv")
+    assert list(t4.columns[2:5]) == ["svm_10", "svm_25", "svm_50"]
+    # isvm > ova on A only (B ties); isvm > svc on 4 of 5 (E ties); ww > svc on all 5
+    assert t4.loc[0, ["svm_10", "isvm_vs_svc_10", "ww_vs_svc_10"]].tolist() == [1, 2.62, 32]
+    assert "ww vs svc (ww_vs_svc_q)" in (tmp_path / "t" / "table4.md").read_text()
+    capsys.readouterr()
+    # a pair whose method the run lacks (svc left out by --methods) is refused, in one line
+    bad = [*base[:-1], "--comparisons", "isvm:ova", "isvm:svc"]
+    assert main(bad) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pair(s) isvm:svc name" in err
+    assert "methods: svc (with records: isvm, ova, ww)" in err

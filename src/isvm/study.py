@@ -63,10 +63,96 @@ def run_name(config: Config, configfiles: Sequence[str | Path]) -> tuple[str, st
     return stem, None
 
 
+def _n_rows(config: Config, problems: list[tuple[str, str]]) -> dict[str, int]:
+    """Rows of every data set of the config: the registry's, or an ``own_datasets``
+    entry's by loading it (its problems appended to ``problems``)."""
+    own = config.get("own_datasets") or {}
+    rows = {}
+    for ds in config["datasets"]:
+        if ds in REGISTRY and ds not in own:
+            rows[ds] = REGISTRY[ds].n_rows
+        elif ds in own:
+            n_rows, found = own_dataset_rows(ds, own[ds])
+            problems += found
+            if n_rows is not None:
+                rows[ds] = n_rows
+        else:
+            problems.append(
+                (
+                    "datasets",
+                    f"unknown data set '{ds}': not one of the paper's "
+                    f"({', '.join(sorted(REGISTRY))}) nor of own_datasets "
+                    f"({', '.join(own) or 'none defined'})",
+                )
+            )
+    return rows
+
+
+def own_dataset_rows(
+    name: str, definition: Mapping[str, Any]
+) -> tuple[int | None, list[tuple[str, str]]]:
+    """Rows of an ``own_datasets`` entry after its preprocessing, found by loading it,
+    or None and its problems as (config key, message) (:mod:`isvm.data.own`)."""
+    from isvm.data.load import load_own
+    from isvm.data.own import DefinitionError
+    from isvm.data.registry import DataError
+
+    try:
+        return load_own(name, definition, "none").n_examples, []
+    except DefinitionError as exc:
+        return None, [(exc.key, exc.message)]
+    except DataError as exc:
+        return None, [(f"own_datasets.{name}", str(exc))]
+
+
+def _method_problems(config: Config) -> list[tuple[str, str]]:
+    """Methods that are neither built in nor defined under ``own_methods``, and the
+    ``own_methods`` definitions that do not resolve to a scikit-learn classifier."""
+    from isvm.loo.refit import LOO_METHODS
+
+    own = config.get("own_methods") or {}
+    problems = [
+        (f"own_methods.{name}", f"'{name}' is a built-in method; name yours apart")
+        for name in own
+        if name in LOO_METHODS
+    ]
+    for pair in config.get("comparisons") or ():
+        missing = [m for m in pair if m not in config["methods"]]
+        if pair[0] == pair[1] or missing:
+            problems.append(
+                (
+                    "comparisons",
+                    f"{list(pair)}: "
+                    + (
+                        f"'{missing[0]}' is not in methods"
+                        if missing
+                        else "a method against itself"
+                    ),
+                )
+            )
+    for method in config["methods"]:
+        if method not in LOO_METHODS and method not in own:
+            problems.append(
+                (
+                    "methods",
+                    f"unknown method '{method}': not built in ({', '.join(sorted(LOO_METHODS))}) "
+                    f"nor defined under own_methods ({', '.join(own) or 'none defined'})",
+                )
+            )
+    if own:
+        from isvm.loo.estimator_method import definition_problems
+
+        for name, definition in own.items():
+            problems += [(f"own_methods.{name}", m) for m in definition_problems(name, definition)]
+    return problems
+
+
 def config_problems(config: Config) -> list[tuple[str, str]]:
     """What the schema cannot express, as (dotted key, message); empty when all is well."""
-    problems = []
+    problems: list[tuple[str, str]] = []
     datasets, sizes = list(config["datasets"]), config["sizes"]
+    n_rows_of = _n_rows(config, problems)
+    problems += _method_problems(config)
     for key in sizes:
         if key != "default" and key not in datasets:
             problems.append(
@@ -76,8 +162,8 @@ def config_problems(config: Config) -> list[tuple[str, str]]:
                     "list it there or remove its sizes",
                 )
             )
-    for ds in datasets:
-        n_rows = REGISTRY[ds].n_rows
+    for ds in n_rows_of:
+        n_rows = n_rows_of[ds]
         too_big = [ns for ns in sizes_of(config, ds) if ns > n_rows]
         if too_big:
             own = ds in sizes
@@ -148,7 +234,40 @@ def settings(config: Config, configfiles: Sequence[str | Path]) -> dict[str, obj
         "pooling (ranking)": config["pooling"],
         "percentiles": ", ".join(map(_fmt, config["percentiles"])),
         "data": f"source {config['data']['source']}, scaling {config['data']['scaling']}",
+        **_own_settings(config),
     }
+
+
+def _describe(definition: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in sorted(definition.items()))
+
+
+def _own_settings(config: Config) -> dict[str, str]:
+    """The definitions of the config's own data sets, methods and Table 4 pairs, where
+    it has them (absent otherwise, so that the paper's tables keep their bytes)."""
+    out = {}
+    own_data = config.get("own_datasets") or {}
+    if own_data:
+        out["own data sets"] = "; ".join(f"{k}: {_describe(v)}" for k, v in own_data.items())
+    own_methods = config.get("own_methods") or {}
+    if own_methods:
+        from isvm.loo.estimator_method import estimator_method, grid_note
+
+        out["own methods (refit LOO)"] = "; ".join(
+            f"{k}: {v['estimator']}({_describe(v.get('params') or {})}), "
+            + grid_note(estimator_method(k, v))
+            for k, v in own_methods.items()
+        )
+    if config.get("comparisons"):
+        out["Table 4 pairs"] = ", ".join(f"{m} vs {r}" for m, r in config["comparisons"])
+    return out
+
+
+def comparison_args(config: Config) -> str:
+    """Table 4's pairs as ``isvm tables`` arguments (``--comparisons METHOD:RIVAL ...``;
+    nothing without the ``comparisons`` key: the paper's pairs)."""
+    pairs = config.get("comparisons")
+    return " ".join(["--comparisons", *(f"{m}:{r}" for m, r in pairs)]) if pairs else ""
 
 
 def loo_grid_args(config: Config) -> str:

@@ -71,6 +71,33 @@ def dataset_file(ds, scaling=SCALING):
     return f"resources/datasets/{scaling}/{ds}.npz"
 
 
+#: data sets and methods the config defines (config keys `own_datasets`, `own_methods`)
+OWN_DATASETS = config.get("own_datasets") or {}
+OWN_METHODS = config.get("own_methods") or {}
+
+
+def own_dataset_input(wildcards):
+    """The local file of an `own_datasets` entry (none for the registry's and OpenML's)."""
+    definition = OWN_DATASETS.get(wildcards.ds) or {}
+    return [definition["file"]] if definition.get("file") else []
+
+
+def own_dataset_args(wildcards):
+    """`--definition JSON` for an `own_datasets` entry, else nothing."""
+    definition = OWN_DATASETS.get(wildcards.ds)
+    if definition is None:
+        return ""
+    return f"--definition {shlex.quote(json.dumps(definition, sort_keys=True))}"
+
+
+def own_method_args(wildcards):
+    """`--estimator JSON` for an `own_methods` entry, else nothing."""
+    definition = OWN_METHODS.get(wildcards.method)
+    if definition is None:
+        return ""
+    return f"--estimator {shlex.quote(json.dumps(definition, sort_keys=True))}"
+
+
 def loo_files(ds=None, scaling=SCALING, methods=METHODS, cells=CELLS):
     """LOO record files: the study's (of one data set when ``ds`` is given) by default."""
     return study.loo_files(

@@ -9,7 +9,11 @@ localrules:
     subsample,
 
 
+# A data set of `own_datasets` is read from its definition (passed as JSON, so an edit
+# of it reruns the job), and its local file is an input (an edit of the file too).
 rule fetch_data:
+    input:
+        own_dataset_input,
     output:
         "resources/datasets/{scaling}/{ds}.npz",
     log:
@@ -18,10 +22,11 @@ rule fetch_data:
         "../../envs/isvm.yaml"
     params:
         source=config["data"]["source"],
+        definition=own_dataset_args,
     shell:
         "python -m isvm data fetch {wildcards.ds} --source {params.source}"
         " --scaling {wildcards.scaling} --cache-dir resources/openml-cache"
-        " --out {output} > {log} 2>&1"
+        " {params.definition} --out {output} > {log} 2>&1"
 
 
 # Subsamples come from the study's scaling; rows and labels are the same under every

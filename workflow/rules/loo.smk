@@ -20,8 +20,9 @@ rule loo:
         grid=loo_grid_args(),
         reps=config["reps_per_job"],
         seed=config["seed"],
+        estimator=own_method_args,
     shell:
         "python -m isvm loo --data {input.data} --subsamples {input.subsamples}"
-        " --method {wildcards.method} --chunk {wildcards.chunk}"
+        " --method {wildcards.method} {params.estimator} --chunk {wildcards.chunk}"
         " --reps-per-job {params.reps} {params.grid} --threads {threads}"
         " --seed {params.seed} --out {output} > {log} 2>&1"

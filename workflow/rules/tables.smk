@@ -37,12 +37,13 @@ rule tables:
         percentiles=" ".join(map(str, config["percentiles"])),
         pooling=config["pooling"],
         methods=" ".join(METHODS),
+        comparisons=study.comparison_args(config),
         out_dir=parent_of("table2"),
         timing_dir=parent_of("timing"),
     shell:
         "python -m isvm tables --records {input.records} --datasets {input.datasets}"
         " --percentiles {params.percentiles} --pooling {params.pooling}"
-        " --methods {params.methods} {params.settings}"
+        " --methods {params.methods} {params.comparisons} {params.settings}"
         " --out-dir {params.out_dir} --timing-dir {params.timing_dir} > {log} 2>&1"
 
 

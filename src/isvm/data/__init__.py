@@ -1,4 +1,5 @@
-"""The paper's 14 data sets: registry, sources (OpenML or the bundled snapshot), preprocessing.
+"""The paper's 14 data sets: registry, sources (OpenML or the bundled snapshot), preprocessing;
+and data sets a study config defines (``load_own``, ``load_configured``: :mod:`isvm.data.own`).
 
 ``load_dataset(name, source=..., scaling=...)`` returns a :class:`Dataset`
 with scaled float64 features, int64 labels 0..L-1, class names, the source and
@@ -15,7 +16,9 @@ _EXPORTS = {
     "SOURCES": "isvm.data.load",
     "Dataset": "isvm.data.load",
     "load_dataset": "isvm.data.load",
+    "load_configured": "isvm.data.load",
     "load_npz": "isvm.data.load",
+    "load_own": "isvm.data.load",
     "save_npz": "isvm.data.load",
     "SCALINGS": "isvm.data.preprocess",
     "DATASETS": "isvm.data.registry",

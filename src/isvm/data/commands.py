@@ -2,6 +2,8 @@
 
 - ``fetch NAME [--source bundled|openml|auto] [--scaling zscore|minmax|none] [--out PATH]``
   writes ``resources/datasets/NAME.npz`` (or ``--out``); this is what the workflow's rule calls.
+  With ``--definition JSON`` (a study config's ``own_datasets`` entry), NAME is that
+  data set's name and the definition says where its table comes from.
 - ``list`` prints the registry.
 - ``table2 NPZ... [--out-stem results/tables/table2]`` writes Table 2 (ours beside the paper's).
 """
@@ -9,10 +11,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from isvm.data.load import SOURCES, load_dataset, save_npz
+from isvm.data.load import SOURCES, load_dataset, load_own, save_npz
 from isvm.data.preprocess import SCALINGS
 from isvm.data.registry import DATASETS, REGISTRY, DataError
 
@@ -25,7 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fetch = sub.add_parser(
         "fetch", help="load one data set, preprocess it and write an .npz", formatter_class=fmt
     )
-    fetch.add_argument("name", choices=DATASETS, metavar="NAME", help="registry name")
+    fetch.add_argument(
+        "name", metavar="NAME", help=f"registry name ({', '.join(DATASETS)}) or --definition's"
+    )
+    fetch.add_argument(
+        "--definition",
+        type=_definition,
+        help="a study config's own_datasets entry as JSON, e.g. "
+        '\'{"file": "plants.csv", "target": "species"}\'',
+    )
     fetch.add_argument(
         "--source",
         choices=SOURCES,
@@ -41,11 +52,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("list", help="print the registry of the 14 data sets")
 
 
+def _definition(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("a JSON object (the own_datasets entry) is needed")
+    return value
+
+
 def _fetch(args: argparse.Namespace) -> int:
     out = args.out
     if out is None:
         out = Path("resources/datasets") / args.scaling / f"{args.name}.npz"
-    dataset = load_dataset(args.name, args.source, args.scaling, args.cache_dir)
+    if args.definition is not None:
+        dataset = load_own(args.name, args.definition, args.scaling, args.cache_dir)
+    else:
+        dataset = load_dataset(args.name, args.source, args.scaling, args.cache_dir)
     save_npz(dataset, out)
     print(
         f"{dataset.name}: {dataset.n_examples} x {dataset.n_features}, "

@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
 from isvm.data.bundled import bundled_provenance, read_bundled
 from isvm.data.preprocess import SCALINGS, RawTable, process_table
-from isvm.data.registry import DataError, get_spec
+from isvm.data.registry import DataError, DatasetSpec, get_spec
 
 #: The sources ``load_dataset`` accepts; ``openml`` is the default.
 SOURCES: tuple[str, ...] = ("openml", "bundled", "auto")
@@ -52,6 +53,14 @@ class Dataset:
     scaling: str
     provenance: str
     checksums: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: the name the random streams (subsamples, solver seeds) derive from, where it is
+    #: not ``name`` (an ``own_datasets`` entry's ``seed_name``)
+    seed_name: str | None = None
+
+    @property
+    def stream_name(self) -> str:
+        """The name every random stream of this data set is keyed on."""
+        return self.seed_name or self.name
 
     @property
     def n_examples(self) -> int:
@@ -75,12 +84,17 @@ class Dataset:
 
 
 def _make_dataset(
-    name: str, table: RawTable, scaling: str, source: str, provenance: str
+    spec: DatasetSpec,
+    table: RawTable,
+    scaling: str,
+    source: str,
+    provenance: str,
+    seed_name: str | None = None,
 ) -> Dataset:
-    processed = process_table(get_spec(name), table, scaling)
+    processed = process_table(spec, table, scaling)
     checksums = {"X": array_checksum(processed.X), "y": array_checksum(processed.y)}
     return Dataset(
-        name=name,
+        name=spec.name,
         X=processed.X,
         y=processed.y,
         class_names=processed.class_names,
@@ -89,6 +103,7 @@ def _make_dataset(
         scaling=scaling,
         provenance=provenance,
         checksums=MappingProxyType(checksums),
+        seed_name=seed_name if seed_name != spec.name else None,
     )
 
 
@@ -119,7 +134,7 @@ def load_dataset(
 
         try:
             table, provenance = read_openml(spec, cache_dir)
-            return _make_dataset(spec.name, table, scaling, "openml", provenance)
+            return _make_dataset(spec, table, scaling, "openml", provenance)
         except DataError as exc:
             if source == "openml":
                 raise
@@ -128,15 +143,55 @@ def load_dataset(
                 stacklevel=2,
             )
     table = read_bundled(spec, bundled_dir)
-    return _make_dataset(spec.name, table, scaling, "bundled", bundled_provenance(spec))
+    return _make_dataset(spec, table, scaling, "bundled", bundled_provenance(spec))
+
+
+def load_own(
+    name: str,
+    definition: Mapping[str, Any],
+    scaling: str = "zscore",
+    cache_dir: Path | str | None = None,
+) -> Dataset:
+    """Data set ``name`` as a study config defines it (``own_datasets``, :mod:`isvm.data.own`).
+
+    Every problem is a :class:`~isvm.data.own.DefinitionError` naming its config key.
+    """
+    from isvm.data.own import DefinitionError, check_table, read_definition, read_table
+
+    own = read_definition(name, definition)
+    table, provenance = read_table(own, cache_dir)
+    check_table(own, table)
+    source = "openml" if own.openml_id is not None else "file"
+    try:
+        return _make_dataset(own.spec(), table, scaling, source, provenance, own.seed_name)
+    except DefinitionError:
+        raise
+    except DataError as exc:  # the shared preprocessing's (NaN features, ...)
+        raise DefinitionError(own.key, str(exc)) from exc
+
+
+def load_configured(
+    name: str,
+    config: Mapping[str, Any],
+    scaling: str | None = None,
+    cache_dir: Path | str | None = None,
+) -> Dataset:
+    """Data set ``name`` of a study config: an ``own_datasets`` entry or a registry set
+    from the config's ``data.source``; ``scaling`` defaults to the config's."""
+    data = config.get("data") or {}
+    scaling = scaling or data.get("scaling", "zscore")
+    own = (config.get("own_datasets") or {}).get(name)
+    if own is not None:
+        return load_own(name, own, scaling, cache_dir)
+    return load_dataset(name, data.get("source", "bundled"), scaling, cache_dir)
 
 
 def save_npz(dataset: Dataset, path: Path | str) -> Path:
     """Write ``dataset`` to ``path`` as an uncompressed ``.npz``, byte-identical for identical data.
 
     Arrays: X, y, class_names, feature_names; strings: name, source, scaling,
-    provenance, checksum_X, checksum_y. Written to a temporary file and moved
-    into place, so a reader never sees half a file.
+    provenance, checksum_X, checksum_y (and seed_name where the data set has one).
+    Written to a temporary file and moved into place, so a reader never sees half a file.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,6 +207,8 @@ def save_npz(dataset: Dataset, path: Path | str) -> Path:
         "checksum_X": np.array(dataset.checksums["X"]),
         "checksum_y": np.array(dataset.checksums["y"]),
     }
+    if dataset.seed_name is not None:  # only then: the registry sets' files stay as they were
+        entries["seed_name"] = np.array(dataset.seed_name)
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as zf:
         for key, array in entries.items():
@@ -194,4 +251,5 @@ def load_npz(path: Path | str) -> Dataset:
         scaling=text["scaling"],
         provenance=text["provenance"],
         checksums=MappingProxyType(checksums),
+        seed_name=str(data["seed_name"][()]) if "seed_name" in data else None,
     )

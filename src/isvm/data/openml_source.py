@@ -76,10 +76,11 @@ def read_openml(spec: DatasetSpec, cache_dir: Path | str | None = None) -> tuple
                 f"OpenML: {type(exc).__name__}: {exc}"
             ) from exc
 
-    target = [c for c in frame.columns if normalize_name(c) == normalize_name(spec.openml_target)]
+    wanted = spec.openml_target or dataset.default_target_attribute
+    target = [c for c in frame.columns if normalize_name(c) == normalize_name(wanted)]
     if len(target) != 1:
         raise DataError(
-            f"{where} has no target column {spec.openml_target!r}; "
+            f"{where} has no target column {wanted!r}; "
             f"columns: {', '.join(map(str, frame.columns[:20]))}"
         )
     needed = {normalize_name(c) for c in spec.rule_columns}

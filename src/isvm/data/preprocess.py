@@ -240,8 +240,9 @@ class Processed:
 def process_table(spec: DatasetSpec, table: RawTable, scaling: str) -> Processed:
     """The whole preprocessing of ``table``: rules, floats, labels, canonical order, scaling.
 
-    The processed shape is checked against the registry, so a source that
-    serves different rows or columns fails here with both shapes in the message.
+    The processed shape is checked against the registry's (where it gives one), so a
+    source that serves different rows or columns fails here with both shapes in the
+    message.
     """
     if scaling not in SCALINGS:
         raise DataError(f"unknown scaling {scaling!r}; choose one of {', '.join(SCALINGS)}")
@@ -250,7 +251,7 @@ def process_table(spec: DatasetSpec, table: RawTable, scaling: str) -> Processed
     y, class_names = encode_labels(labels)
     got = (X.shape[0], len(class_names), X.shape[1])
     want = (spec.n_rows, spec.n_classes, spec.n_features)
-    if got != want:
+    if spec.n_rows is not None and got != want:
         raise DataError(
             f"{spec.name} from {table.origin}: got {got[0]} rows, {got[1]} classes, "
             f"{got[2]} features after preprocessing; expected {want[0]}, {want[1]}, {want[2]}"

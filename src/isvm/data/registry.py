@@ -32,7 +32,8 @@ class BundledFile:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """What we know about one data set and the paper's preprocessing of it.
+    """What we know about one data set and the paper's preprocessing of it (or, for a
+    data set defined in a study config, the preprocessing its definition asks for).
 
     The preprocessing fields are applied in this order by
     :func:`isvm.data.preprocess.apply_paper_rules`: ``keep_first`` rows,
@@ -44,14 +45,16 @@ class DatasetSpec:
 
     name: str
     title: str
-    openml_id: int
-    openml_target: str
-    bundled_format: BundledFormat
-    bundled_files: tuple[BundledFile, ...]
-    bundled_target: str
-    n_rows: int
-    n_classes: int
-    n_features: int
+    openml_id: int | None = None
+    openml_target: str | None = None  # None: the OpenML data set's default target
+    bundled_format: BundledFormat | None = None
+    bundled_files: tuple[BundledFile, ...] = ()
+    bundled_target: str | None = None
+    #: the processed shape, checked on every load (None: not known ahead, a data set
+    #: defined in a study config, :mod:`isvm.data.own`)
+    n_rows: int | None = None
+    n_classes: int | None = None
+    n_features: int | None = None
     keep_first: int | None = None
     keep_where: tuple[str, str] | None = None
     drop_columns: tuple[str, ...] = ()

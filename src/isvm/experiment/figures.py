@@ -35,6 +35,7 @@ CLI::
 from __future__ import annotations
 
 import textwrap
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -78,8 +79,21 @@ def _plt():
     return plt
 
 
+#: colours and markers of methods METHOD_STYLE does not name (a config's own_methods),
+#: by a stable hash of the name, so a method keeps its look across figures and runs
+OTHER_COLORS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d")
+OTHER_MARKERS = ("x", "d", "p", "8", "H")
+
+
 def _style(method: str) -> dict[str, str]:
-    return METHOD_STYLE.get(method, {"color": "0.4", "marker": "x", "label": method})
+    if method in METHOD_STYLE:
+        return METHOD_STYLE[method]
+    k = zlib.crc32(method.encode())
+    return {
+        "color": OTHER_COLORS[k % len(OTHER_COLORS)],
+        "marker": OTHER_MARKERS[k % len(OTHER_MARKERS)],
+        "label": method,
+    }
 
 
 def _method_order(methods) -> list[str]:

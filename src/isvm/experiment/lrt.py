@@ -39,7 +39,7 @@ Conventions, each checked against the paper:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,19 +51,85 @@ if TYPE_CHECKING:
 # pandas, scipy.stats and the table writers are imported where used: `isvm lrt --help`
 # (and `import isvm.experiment.lrt`) then load only NumPy.
 
-#: Table 3 column prefix of each rival -> its Table 4 column prefix.
-RIVALS: dict[str, str] = {"ova": "svm", "ww": "ww"}
+#: A Table 4 comparison: (method, rival), testing H0 "the rival is better than or equal
+#: to the method" (Table 3 column prefixes, i.e. method names).
+Pair = tuple[str, str]
+#: The paper's pairs, ISVM against 1-vs-all (printed "SVM") and against WW, and their
+#: Table 4 column prefixes; any other pair's prefix is ``METHOD_vs_RIVAL``.
+PAPER_PREFIXES: dict[Pair, str] = {("isvm", "ova"): "svm", ("isvm", "ww"): "ww"}
+DEFAULT_PAIRS: tuple[Pair, ...] = tuple(PAPER_PREFIXES)
 PERCENTILES: tuple[int, ...] = (10, 25, 50)
 #: Sizes whose data sets join another row of Table 4 (Iris 140, Wine 150 -> 200).
 DEFAULT_POOLED_SIZES: dict[int, int] = {140: 200, 150: 200}
-TABLE3_COLUMNS: tuple[str, ...] = ("dataset", "Ns") + tuple(
-    f"{m}_{q}" for m in ("isvm", *RIVALS) for q in PERCENTILES
-)
-TABLE4_COLUMNS: tuple[str, ...] = ("Ns", "n_datasets") + tuple(
-    f"{p}_{q}" for p in RIVALS.values() for q in PERCENTILES
-)
 TIE_RULES = ("loss", "win")
 TABLE4_TITLE = "Table 4: likelihood ratios, H0: rival better than or equal to ISVM"
+
+
+def pair_prefix(pair: Pair) -> str:
+    """A pair's Table 4 column prefix: the paper's (``svm``, ``ww``), else ``METHOD_vs_RIVAL``."""
+    method, rival = pair
+    return PAPER_PREFIXES.get((method, rival), f"{method}_vs_{rival}")
+
+
+def check_pairs(pairs: Sequence[Sequence[str]]) -> tuple[Pair, ...]:
+    """The pairs as tuples; none, a method against itself or a repeated column is an error."""
+    out = tuple((str(m), str(r)) for m, r in pairs)
+    if not out:
+        raise ValueError("Table 4 needs at least one pair (method, rival)")
+    same = [m for m, r in out if m == r]
+    if same:
+        raise ValueError(f"a Table 4 pair needs two methods; got {same[0]} against itself")
+    prefixes = [pair_prefix(p) for p in out]
+    repeated = sorted({x for x in prefixes if prefixes.count(x) > 1})
+    if repeated:
+        raise ValueError(f"Table 4 pairs repeat the column(s) {', '.join(repeated)}")
+    return out
+
+
+def parse_pairs(items: Sequence[str]) -> tuple[Pair, ...]:
+    """``["isvm:ova", "ww:svc"]`` -> checked pairs; an item without one ``:`` is an error."""
+    pairs = []
+    for item in items:
+        method, sep, rival = item.partition(":")
+        if not sep or not method.strip() or not rival.strip() or ":" in rival:
+            raise ValueError(f"a Table 4 pair must read METHOD:RIVAL; got {item!r}")
+        pairs.append((method.strip(), rival.strip()))
+    return check_pairs(pairs)
+
+
+def pair_methods(pairs: Sequence[Pair] = DEFAULT_PAIRS) -> tuple[str, ...]:
+    """The methods the pairs name, each once, in order of first mention."""
+    return tuple(dict.fromkeys(m for pair in pairs for m in pair))
+
+
+def table3_columns(pairs: Sequence[Pair] = DEFAULT_PAIRS) -> tuple[str, ...]:
+    """The Table 3 columns the pairs' tests read: dataset, Ns, METHOD_q for each method."""
+    return ("dataset", "Ns") + tuple(f"{m}_{q}" for m in pair_methods(pairs) for q in PERCENTILES)
+
+
+def table4_columns(pairs: Sequence[Pair] = DEFAULT_PAIRS) -> tuple[str, ...]:
+    """Table 4's columns: Ns, n_datasets, then PREFIX_q for each pair (its prefix) and q."""
+    cells = tuple(f"{pair_prefix(p)}_{q}" for p in pairs for q in PERCENTILES)
+    return ("Ns", "n_datasets") + cells
+
+
+def table4_title(pairs: Sequence[Pair] = DEFAULT_PAIRS) -> str:
+    """Table 4's title: the paper's where every pair tests ISVM, else about 'the method'."""
+    if all(m == "isvm" for m, _ in pairs):
+        return TABLE4_TITLE
+    return "Table 4: likelihood ratios, H0: rival better than or equal to the method"
+
+
+def pairs_note(pairs: Sequence[Pair]) -> str:
+    """A sentence naming the pairs and their columns; empty for the paper's pairs."""
+    if tuple(pairs) == DEFAULT_PAIRS:
+        return ""
+    named = ", ".join(f"{m} vs {r} ({pair_prefix((m, r))}_q)" for m, r in pairs)
+    return f"Pairs (method vs rival, H0: the rival is better than or equal to the method): {named}."
+
+
+TABLE3_COLUMNS: tuple[str, ...] = table3_columns()
+TABLE4_COLUMNS: tuple[str, ...] = table4_columns()
 
 
 def likelihood_ratio(k: int, n: int) -> float:
@@ -131,12 +197,13 @@ def _stars(lr: float, c05: float, c01: float) -> str:
     return "**" if lr >= c01 else "*" if lr >= c05 else ""
 
 
-def _check_table3(table3: pd.DataFrame) -> None:
-    missing = [c for c in TABLE3_COLUMNS if c not in table3.columns]
+def _check_table3(table3: pd.DataFrame, pairs: Sequence[Pair]) -> None:
+    columns = table3_columns(pairs)
+    missing = [c for c in columns if c not in table3.columns]
     if missing:
         raise ValueError(
             f"Table 3 lacks column(s) {', '.join(missing)}; "
-            f"expected the layout of paper_table3.csv: {', '.join(TABLE3_COLUMNS)}"
+            f"expected the layout of paper_table3.csv: {', '.join(columns)}"
         )
 
 
@@ -146,85 +213,94 @@ def table4_rows(ns: pd.Series, pooled_sizes: Mapping[int, int] | None = None) ->
     return ns.astype(int).map(lambda s: int(sizes.get(s, s)))
 
 
+def _cell(group: pd.DataFrame, pair: Pair, q: int, ties: str) -> dict[str, object]:
+    """One Table 4 cell: the sign test of ``pair`` at percentile q over one row's data sets."""
+    prefix = pair_prefix(pair)
+    ours = group[f"{pair[0]}_{q}"].astype(float)
+    rival = group[f"{pair[1]}_{q}"].astype(float)
+    ok = ours.notna() & rival.notna()
+    above, tied = ours[ok] > rival[ok], ours[ok] == rival[ok]
+    n, k = int(ok.sum()), int(above.sum() + (tied.sum() if ties == "win" else 0))
+    margin = (ours[ok] - rival[ok]).abs().where(~tied)
+    closest = (
+        f"{group.loc[margin.idxmin(), 'dataset']} {float((ours - rival)[margin.idxmin()]):+.2f}"
+        if margin.notna().any()
+        else ""
+    )
+    if n == 0:
+        lr = p = c05p = c01p = np.nan
+    else:
+        lr, p = likelihood_ratio(k, n), binomial_p_value(k, n)
+        c05p = critical_value(n, 0.05, convention="paper")
+        c01p = critical_value(n, 0.01, convention="paper")
+    return {
+        "rival": prefix,
+        "percentile": q,
+        "column": f"{prefix}_{q}",
+        "n": n,
+        "k": k,
+        "k_over_n": k / n if n else np.nan,
+        "n_ties": int(tied.sum()),
+        "tied": ", ".join(group.loc[tied[tied].index, "dataset"].astype(str)),
+        "closest": closest,
+        "lr": lr,
+        "lr_printed": paper_round(lr),
+        "p_value": p,
+        "c05_paper": c05p,
+        "c01_paper": c01p,
+        "sig_paper": _stars(lr, c05p, c01p) if n else "",
+        "sig_exact": ("**" if p <= 0.01 else "*" if p <= 0.05 else "") if n else "",
+    }
+
+
 def lrt_long(
     table3: pd.DataFrame,
     *,
+    pairs: Sequence[Pair] = DEFAULT_PAIRS,
     pooled_sizes: Mapping[int, int] | None = None,
     ties: str = "loss",
 ) -> pd.DataFrame:
     """One row per Table 4 cell: Ns, rival, percentile, n, k, ties, LR, p-value, stars.
 
-    n counts the data sets of the row that have both means; ``ties="loss"``
-    (default) counts equal means as not above, ``"win"`` as above. ``lr`` is
-    full precision, ``lr_printed`` truncated like the paper; ``sig_paper`` uses
-    the paper's thresholds, ``sig_exact`` the exact binomial p-value.
+    ``rival`` is the pair's column prefix (:func:`pair_prefix`). n counts the data
+    sets of the row that have both means; ``ties="loss"`` (default) counts equal
+    means as not above, ``"win"`` as above. ``lr`` is full precision,
+    ``lr_printed`` truncated like the paper; ``sig_paper`` uses the paper's
+    thresholds, ``sig_exact`` the exact binomial p-value.
     """
     import pandas as pd
 
-    _check_table3(table3)
+    pairs = check_pairs(pairs)
+    _check_table3(table3, pairs)
     if ties not in TIE_RULES:
         raise ValueError(f"ties must be one of {TIE_RULES}; got {ties!r}")
     t3 = table3.copy()
     t3["row_Ns"] = table4_rows(t3["Ns"], pooled_sizes)
     dup = t3[t3.duplicated(["row_Ns", "dataset"], keep=False)]
     if not dup.empty:
-        pairs = sorted({(int(r.row_Ns), str(r.dataset)) for r in dup.itertuples()})
-        raise ValueError(f"a data set appears twice in one Table 4 row (Ns, dataset): {pairs}")
-    rows = []
-    for row_ns, group in t3.groupby("row_Ns", sort=True):
-        for t3_prefix, t4_prefix in RIVALS.items():
-            for q in PERCENTILES:
-                isvm = group[f"isvm_{q}"].astype(float)
-                rival = group[f"{t3_prefix}_{q}"].astype(float)
-                ok = isvm.notna() & rival.notna()
-                above, tied = isvm[ok] > rival[ok], isvm[ok] == rival[ok]
-                n, k = int(ok.sum()), int(above.sum() + (tied.sum() if ties == "win" else 0))
-                margin = (isvm[ok] - rival[ok]).abs().where(~tied)
-                closest = (
-                    f"{group.loc[margin.idxmin(), 'dataset']} "
-                    f"{float((isvm - rival)[margin.idxmin()]):+.2f}"
-                    if margin.notna().any()
-                    else ""
-                )
-                if n == 0:
-                    lr = p = c05p = c01p = np.nan
-                else:
-                    lr, p = likelihood_ratio(k, n), binomial_p_value(k, n)
-                    c05p = critical_value(n, 0.05, convention="paper")
-                    c01p = critical_value(n, 0.01, convention="paper")
-                rows.append(
-                    {
-                        "Ns": int(row_ns),
-                        "rival": t4_prefix,
-                        "percentile": q,
-                        "column": f"{t4_prefix}_{q}",
-                        "n": n,
-                        "k": k,
-                        "k_over_n": k / n if n else np.nan,
-                        "n_ties": int(tied.sum()),
-                        "tied": ", ".join(group.loc[tied[tied].index, "dataset"].astype(str)),
-                        "closest": closest,
-                        "lr": lr,
-                        "lr_printed": paper_round(lr),
-                        "p_value": p,
-                        "c05_paper": c05p,
-                        "c01_paper": c01p,
-                        "sig_paper": _stars(lr, c05p, c01p) if n else "",
-                        "sig_exact": ("**" if p <= 0.01 else "*" if p <= 0.05 else "") if n else "",
-                    }
-                )
-    return pd.DataFrame(rows)
+        rows = sorted({(int(r.row_Ns), str(r.dataset)) for r in dup.itertuples()})
+        raise ValueError(f"a data set appears twice in one Table 4 row (Ns, dataset): {rows}")
+    return pd.DataFrame(
+        [
+            {"Ns": int(row_ns), **_cell(group, pair, q, ties)}
+            for row_ns, group in t3.groupby("row_Ns", sort=True)
+            for pair in pairs
+            for q in PERCENTILES
+        ]
+    )
 
 
 def lrt_table(
     table3: pd.DataFrame,
     *,
+    pairs: Sequence[Pair] = DEFAULT_PAIRS,
     pooled_sizes: Mapping[int, int] | None = None,
     ties: str = "loss",
     rounding: str | None = "paper",
 ) -> pd.DataFrame:
     """Table 4 in the layout of paper_table4.csv (Ns, n_datasets, svm_10, ..., ww_50).
 
+    One column per pair and percentile (:func:`table4_columns`).
     ``rounding="paper"`` truncates like the paper (so cells compare with the
     published ones); ``None`` keeps full precision. ``n_datasets`` is the number
     of data sets in the row (cells with a missing mean use fewer; see
@@ -232,19 +308,25 @@ def lrt_table(
     """
     if rounding not in ("paper", None):
         raise ValueError(f"rounding must be 'paper' or None; got {rounding!r}")
-    long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
+    long = lrt_long(table3, pairs=pairs, pooled_sizes=pooled_sizes, ties=ties)
     value = "lr_printed" if rounding == "paper" else "lr"
     wide = long.pivot(index="Ns", columns="column", values=value)
     t3 = table3.assign(row_Ns=table4_rows(table3["Ns"], pooled_sizes))
     wide.insert(0, "n_datasets", t3.groupby("row_Ns")["dataset"].nunique())
     wide = wide.reset_index()
     wide.columns.name = None
-    return wide[list(TABLE4_COLUMNS)].sort_values("Ns", ignore_index=True)
+    return wide[list(table4_columns(check_pairs(pairs)))].sort_values("Ns", ignore_index=True)
+
+
+def paper_pairs(pairs: Sequence[Pair]) -> tuple[Pair, ...]:
+    """The pairs the paper's Table 4 has numbers for, in the order given."""
+    return tuple(p for p in check_pairs(pairs) if p in PAPER_PREFIXES)
 
 
 def compare_table4(
     table3: pd.DataFrame,
     *,
+    pairs: Sequence[Pair] = DEFAULT_PAIRS,
     paper: pd.DataFrame | None = None,
     pooled_sizes: Mapping[int, int] | None = None,
     ties: str = "loss",
@@ -252,6 +334,8 @@ def compare_table4(
 ) -> pd.DataFrame:
     """Our Table 4 cells beside the paper's, with the wins each implies and a match flag.
 
+    Only the paper's pairs among ``pairs`` (:func:`paper_pairs`); the others have
+    no published numbers and are left out (no rows where none is the paper's).
     Matched on (Ns, column); a cell present on one side only is kept with NaN on
     the other (and ``match`` False), except that ``ran_only`` leaves out the
     paper's cells at sizes this run has none of. ``k_paper`` is the k whose
@@ -261,15 +345,22 @@ def compare_table4(
 
     from isvm.experiment.paper import paper_table
 
+    keep = ["Ns", "rival", "percentile", "n", "k", "k_paper", "ours", "paper", "match"]
+    keep += ["n_ties", "tied", "closest", "lr", "p_value"]
+    ours_pairs = paper_pairs(pairs)
+    if not ours_pairs:
+        return pd.DataFrame(columns=keep)
     paper = paper_table(4) if paper is None else paper
-    long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
-    cols = [f"{p}_{q}" for p in RIVALS.values() for q in PERCENTILES]
+    long = lrt_long(table3, pairs=ours_pairs, pooled_sizes=pooled_sizes, ties=ties)
     published = paper.melt(
-        id_vars=["Ns", "n_datasets"], value_vars=cols, var_name="column", value_name="paper"
+        id_vars=["Ns", "n_datasets"],
+        value_vars=list(table4_columns(ours_pairs)[2:]),
+        var_name="column",
+        value_name="paper",
     ).rename(columns={"n_datasets": "n_paper"})
     out = long.merge(published, on=["Ns", "column"], how="left" if ran_only else "outer")
-    out["rival"] = out["column"].str.split("_").str[0]
-    out["percentile"] = out["column"].str.split("_").str[1].astype(int)
+    out["rival"] = out["column"].str.rsplit("_", n=1).str[0]
+    out["percentile"] = out["column"].str.rsplit("_", n=1).str[1].astype(int)
     out["k_paper"] = pd.array(
         [
             k_from_printed(v, int(n)) if pd.notna(v) and pd.notna(n) else None
@@ -279,13 +370,49 @@ def compare_table4(
     )
     out["ours"] = out["lr_printed"]
     out["match"] = (out["ours"] - out["paper"]).abs().lt(1e-9)
-    order = {p: i for i, p in enumerate(RIVALS.values())}
+    order = {pair_prefix(p): i for i, p in enumerate(ours_pairs)}
     out = out.sort_values(
         ["rival", "percentile", "Ns"], key=lambda s: s.map(order) if s.name == "rival" else s
     )
-    keep = ["Ns", "rival", "percentile", "n", "k", "k_paper", "ours", "paper", "match"]
-    keep += ["n_ties", "tied", "closest", "lr", "p_value"]
     return out[keep].reset_index(drop=True)
+
+
+def _vs_paper_note(stem: Path, pairs: Sequence[Pair]) -> str:
+    """The comparison's notes: its rounding, and the pairs the paper has no numbers for."""
+    note = "Cells compare after the paper's truncation (see isvm.experiment.lrt)."
+    others = [f"{m} vs {r}" for m, r in pairs if (m, r) not in PAPER_PREFIXES]
+    if others:
+        note += (
+            f" The paper has no numbers for {', '.join(others)}: their cells are in "
+            f"{stem.name} and {stem.name}_long only."
+        )
+    return note
+
+
+def _write_empty_table4(
+    stem: Path, pairs: Sequence[Pair], title: str, settings: Mapping[str, object]
+) -> list[Path]:
+    """Table 4's three files, empty, for a Table 3 with no data set: nothing to test."""
+    import pandas as pd
+
+    from isvm.experiment.table_files import write_table
+
+    if tuple(pairs) == DEFAULT_PAIRS:
+        empty = "This run has no data set with ISVM and 1-vs-all or WW: nothing to test."
+    else:
+        named = ", ".join(f"{m} vs {r}" for m, r in pairs)
+        empty = f"This run has no data set with the methods of {named}: nothing to test."
+    return [
+        path
+        for suffix, columns in (("", table4_columns(pairs)), ("_long", ()), ("_vs_paper", ()))
+        for path in write_table(
+            pd.DataFrame(columns=list(columns)),
+            stem.with_name(stem.name + suffix),
+            title=title,
+            settings=settings,
+            notes=empty,
+        )
+    ]
 
 
 def write_table4(
@@ -293,55 +420,46 @@ def write_table4(
     stem: str | Path,
     *,
     settings: Mapping[str, object],
+    pairs: Sequence[Pair] = DEFAULT_PAIRS,
     pooled_sizes: Mapping[int, int] | None = None,
     ties: str = "loss",
     notes: str = "",
 ) -> list[Path]:
-    """Write Table 4 (``stem``), its long companion and the paper comparison; returns paths."""
+    """Write Table 4 (``stem``), its long companion and the paper comparison; returns paths.
+
+    The notes (default: this module's conventions) name the pairs unless they are
+    the paper's (:func:`pairs_note`).
+    """
     from isvm.experiment.table_files import write_table
 
-    stem = Path(stem)
+    stem, pairs = Path(stem), check_pairs(pairs)
+    title = table4_title(pairs)
     settings = {**settings, "ties": ties, "pooled_sizes": pooled_sizes or DEFAULT_POOLED_SIZES}
-    if table3.empty:  # a run of other methods: no ISVM and rival to test
-        import pandas as pd
-
-        empty = "This run has no data set with ISVM and 1-vs-all or WW: nothing to test."
-        return [
-            path
-            for suffix, columns in (("", TABLE4_COLUMNS), ("_long", ()), ("_vs_paper", ()))
-            for path in write_table(
-                pd.DataFrame(columns=list(columns)),
-                stem.with_name(stem.name + suffix),
-                title=TABLE4_TITLE,
-                settings=settings,
-                notes=empty,
-            )
-        ]
-    main = lrt_table(table3, pooled_sizes=pooled_sizes, ties=ties)
-    long = lrt_long(table3, pooled_sizes=pooled_sizes, ties=ties)
-    comp = compare_table4(table3, pooled_sizes=pooled_sizes, ties=ties, ran_only=True)
+    if table3.empty:  # a run of other methods: no method and rival to test
+        return _write_empty_table4(stem, pairs, title, settings)
+    main = lrt_table(table3, pairs=pairs, pooled_sizes=pooled_sizes, ties=ties)
+    long = lrt_long(table3, pairs=pairs, pooled_sizes=pooled_sizes, ties=ties)
+    comp = compare_table4(table3, pairs=pairs, pooled_sizes=pooled_sizes, ties=ties, ran_only=True)
     n_match = int(comp["match"].sum())
-    paths = list(
-        write_table(
-            main,
-            stem,
-            title=TABLE4_TITLE,
-            settings=settings,
-            notes=notes or (__doc__ or ""),
-        )
-    )
+    notes = " ".join(x for x in ((notes or __doc__ or "").strip(), pairs_note(pairs)) if x)
+    paths = list(write_table(main, stem, title=title, settings=settings, notes=notes))
     paths += write_table(
         long,
         stem.with_name(stem.name + "_long"),
         title="Table 4, one row per cell: wins, likelihood ratio, exact p-value",
         settings=settings,
     )
+    compared = (
+        f"{n_match} of {len(comp)} cells match"
+        if paper_pairs(pairs)
+        else "no pair of the paper's to compare"
+    )
     paths += write_table(
         comp,
         stem.with_name(stem.name + "_vs_paper"),
-        title=f"Table 4, ours vs the paper: {n_match} of {len(comp)} cells match",
+        title=f"Table 4, ours vs the paper: {compared}",
         settings=settings,
-        notes="Cells compare after the paper's truncation (see isvm.experiment.lrt).",
+        notes=_vs_paper_note(stem, pairs),
     )
     return paths
 
@@ -357,6 +475,6 @@ def format_table4(long: pd.DataFrame) -> str:
         ]
     )
     wide = cells.pivot(index="Ns", columns="column", values="cell")
-    wide = wide[[c for c in TABLE4_COLUMNS[2:] if c in wide.columns]]
+    wide = wide[list(dict.fromkeys(long["column"]))]  # the pairs' order, not alphabetical
     wide.insert(0, "n", long.groupby("Ns")["n"].max())
     return wide.reset_index().to_string(index=False)

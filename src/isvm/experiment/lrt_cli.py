@@ -5,22 +5,48 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from isvm.experiment.lrt import (
-    TABLE4_TITLE,
+    DEFAULT_PAIRS,
     TIE_RULES,
+    Pair,
     compare_table4,
     critical_value,
     format_table4,
     lrt_long,
     lrt_table,
+    pairs_note,
+    paper_pairs,
     paper_round,
+    parse_pairs,
+    table4_title,
     write_table4,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def add_comparisons_argument(parser: argparse.ArgumentParser) -> None:
+    """``--comparisons METHOD:RIVAL ...``: Table 4's pairs (``isvm lrt``, ``isvm tables``)."""
+    parser.add_argument(
+        "--comparisons",
+        nargs="+",
+        metavar="METHOD:RIVAL",
+        help="Table 4's sign tests, H0: RIVAL better than or equal to METHOD "
+        "(default: " + " ".join(f"{m}:{r}" for m, r in DEFAULT_PAIRS) + ", the paper's)",
+    )
+
+
+def comparison_pairs(args: argparse.Namespace) -> tuple[Pair, ...] | None:
+    """The pairs ``--comparisons`` names, checked; None where it is not given."""
+    return None if args.comparisons is None else parse_pairs(args.comparisons)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """CLI: ``isvm lrt TABLE3_CSV [--out CSV] [--ties loss|win] [--raw] [--no-compare]``."""
+    """CLI: ``isvm lrt TABLE3_CSV [--out CSV] [--ties loss|win] [--raw] [--no-compare]
+    [--comparisons METHOD:RIVAL ...]``."""
     parser.add_argument("table3", type=Path, help="CSV in the layout of paper_table3.csv")
     parser.add_argument(
         "--out",
@@ -48,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="do not compare with the paper's Table 4",
     )
+    add_comparisons_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -57,9 +84,11 @@ def run(args: argparse.Namespace) -> int:
     from isvm.experiment.table_files import write_table
 
     try:
+        pairs = comparison_pairs(args) or DEFAULT_PAIRS
         table3 = pd.read_csv(args.table3)
-        long = lrt_long(table3, ties=args.ties)
-        main = lrt_table(table3, ties=args.ties, rounding=None if args.raw else "paper")
+        long = lrt_long(table3, pairs=pairs, ties=args.ties)
+        rounding = None if args.raw else "paper"
+        main = lrt_table(table3, pairs=pairs, ties=args.ties, rounding=rounding)
     except (OSError, ValueError, pd.errors.ParserError) as exc:
         print(f"isvm lrt: {args.table3}: {exc}", file=sys.stderr)
         return 2
@@ -71,12 +100,13 @@ def run(args: argparse.Namespace) -> int:
         csv_path, _ = write_table(
             main,
             args.out.with_suffix(""),
-            title=TABLE4_TITLE,
+            title=table4_title(pairs),
             settings=settings,
+            notes=pairs_note(pairs),
         )
         print(f"wrote {csv_path}")
     if args.details is not None:
-        write_table4(table3, args.details, settings=settings, ties=args.ties)
+        write_table4(table3, args.details, settings=settings, pairs=pairs, ties=args.ties)
     print(format_table4(long))
     print(
         "thresholds (paper convention, P(LR > c) <= alpha): "
@@ -88,13 +118,22 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     if args.compare:
-        comp = compare_table4(table3, ties=args.ties)
-        bad = comp[~comp["match"]]
-        print(f"{int(comp['match'].sum())} of {len(comp)} cells match the paper's Table 4")
-        for r in bad.itertuples():
-            print(
-                f"  differs: Ns={r.Ns} {r.rival}_{r.percentile}: ours {r.ours:g} (k={r.k}/{r.n}), "
-                f"paper {r.paper:g} (k={r.k_paper}); ties: {r.tied or 'none'}; "
-                f"closest: {r.closest}"
-            )
+        _print_comparison(table3, pairs, args.ties)
     return 0
+
+
+def _print_comparison(table3: pd.DataFrame, pairs: tuple[Pair, ...], ties: str) -> None:
+    """How many of the paper's pairs' cells match its Table 4, and each that differs."""
+    if not paper_pairs(pairs):
+        paper = ", ".join(f"{m}:{r}" for m, r in DEFAULT_PAIRS)
+        print(f"no pair of the paper's ({paper}): nothing to compare with its Table 4")
+        return
+    comp = compare_table4(table3, pairs=pairs, ties=ties)
+    bad = comp[~comp["match"]]
+    print(f"{int(comp['match'].sum())} of {len(comp)} cells match the paper's Table 4")
+    for r in bad.itertuples():
+        print(
+            f"  differs: Ns={r.Ns} {r.rival}_{r.percentile}: ours {r.ours:g} (k={r.k}/{r.n}), "
+            f"paper {r.paper:g} (k={r.k_paper}); ties: {r.tied or 'none'}; "
+            f"closest: {r.closest}"
+        )

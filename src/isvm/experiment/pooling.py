@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from isvm.experiment.lrt import table4_rows
+from isvm.experiment.lrt import PAPER_PREFIXES, table4_rows
 from isvm.experiment.paper import PAPER_NAMES, paper_table
 from isvm.experiment.table_files import write_table
 from isvm.loo.records import KEY_COLUMNS
@@ -282,7 +282,7 @@ def compare_table3(
 
 
 #: ISVM's rivals in the paper's Table 3 and 4.
-RIVALS: tuple[str, ...] = ("ova", "ww")
+RIVALS: tuple[str, ...] = tuple(rival for _, rival in PAPER_PREFIXES)
 
 
 def comparison_summary(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -443,13 +443,15 @@ def write_table3(
 ) -> list[Path]:
     """Write Table 3 (``stem``), its tidy companion with spreads and the paper comparison.
 
-    The wide table has the paper's columns (isvm, ova, ww) and then those of the other
-    ``methods``, in name order. Also writes ``stem_times`` when the records have a
-    ``seconds`` column. Returns the paths written.
+    The wide table has the paper's columns (isvm, ova, ww) that ``methods`` names, in
+    the paper's order, and then those of the other ``methods``, in name order. Also
+    writes ``stem_times`` when the records have a ``seconds`` column. Returns the paths
+    written.
     """
     stem = Path(stem)
     settings = {**settings, "pooling": pooling, "percentiles": ", ".join(map(str, percentiles))}
-    columns = [*PAPER_METHODS, *sorted(set(methods) - set(PAPER_METHODS))]
+    columns = [m for m in PAPER_METHODS if m in methods]
+    columns += sorted(set(methods) - set(PAPER_METHODS))
     wide = table3(records, percentiles, pooling, methods=columns)
     paths = list(
         write_table(

@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             args.ns,
             args.n_subsamples,
             seed=args.seed,
-            dataset=ds.name,
+            dataset=ds.stream_name,
             max_redraws=args.max_redraws,
             log=log,
         )

@@ -80,7 +80,10 @@ def table2_frame(datasets: Iterable[Dataset]) -> pd.DataFrame:
     paper = paper_table(2).set_index("dataset")
     rows = []
     for ds in sorted(datasets, key=lambda d: d.name):
-        paper_name = TABLE2_NAMES[ds.name]
+        paper_name = TABLE2_NAMES.get(ds.name)
+        if paper_name is None:  # a data set of the config's own_datasets
+            rows.append(_own_row(ds))
+            continue
         if paper_name not in paper.index:
             raise KeyError(f"no Table 2 row named {paper_name!r} for data set {ds.name!r}")
         ref = paper.loc[paper_name]
@@ -93,17 +96,12 @@ def table2_frame(datasets: Iterable[Dataset]) -> pd.DataFrame:
         )
         rows.append(
             {
-                "dataset": ds.name,
+                **_own_row(ds),
                 "paper_name": paper_name,
-                "source": ds.source,
-                "examples": ds.n_examples,
                 "paper_examples": int(ref["n_examples"]),
                 "examples_flag": flags[0],
-                "classes": ds.n_classes,
                 "paper_classes": int(ref["n_classes"]),
                 "classes_flag": flags[1],
-                "features": ds.n_features,
-                "base_pct": ours_pct,
                 "paper_base_pct": paper_pct,
                 "base_diff_pp": ours_pct - paper_pct,
                 "base_flag": flags[2],
@@ -112,11 +110,39 @@ def table2_frame(datasets: Iterable[Dataset]) -> pd.DataFrame:
                 else "",
             }
         )
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=list(_own_row(None)))
+    for column in ("paper_examples", "paper_classes"):
+        if df[column].isna().any():  # counts stay integers beside an own data set's blank
+            df[column] = df[column].astype("Int64")
+    return df
+
+
+def _own_row(ds: Dataset | None) -> dict[str, object]:
+    """A row with our numbers only: a data set the paper does not have (``None``: the
+    columns, in order)."""
+    none = "no paper row"
+    return {
+        "dataset": ds.name if ds else None,
+        "paper_name": "",
+        "source": ds.source if ds else None,
+        "examples": ds.n_examples if ds else None,
+        "paper_examples": None,
+        "examples_flag": none,
+        "classes": ds.n_classes if ds else None,
+        "paper_classes": None,
+        "classes_flag": none,
+        "features": ds.n_features if ds else None,
+        "base_pct": 100.0 * ds.base_performance if ds else None,
+        "paper_base_pct": None,
+        "base_diff_pp": None,
+        "base_flag": none,
+        "explanation": "not in the paper (own_datasets)",
+    }
 
 
 def summary_counts(df: pd.DataFrame) -> dict[str, int]:
     """How many data sets agree with the paper (classes, base performance), strictly and near."""
+    df = df[df["paper_name"] != ""]  # the paper's data sets only
     classes = df["classes_flag"] == "match"
     return {
         "data_sets": len(df),

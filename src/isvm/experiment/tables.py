@@ -32,6 +32,7 @@ import pandas as pd
 
 from isvm.data.load import load_npz
 from isvm.experiment import lrt, pooling
+from isvm.experiment.lrt_cli import add_comparisons_argument, comparison_pairs
 from isvm.experiment.table2 import write_table2
 from isvm.experiment.table_files import write_table
 from isvm.loo.records import ACCURACY_COLUMNS, read_records
@@ -99,6 +100,49 @@ def _refit_note(methods: pd.Series) -> str:
     )
 
 
+def _check_comparisons(recs: pd.DataFrame, pairs: Sequence[lrt.Pair]) -> None:
+    """Refuse pairs naming a method without records in this run (after ``methods``)."""
+    ran = set(recs["method"].astype(str))
+    bad = [f"{m}:{r}" for m, r in pairs if not {m, r} <= ran]
+    if bad:
+        lacking = ", ".join(sorted({m for pair in pairs for m in pair} - ran))
+        raise ValueError(
+            f"Table 4 pair(s) {', '.join(bad)} name method(s) without records among this "
+            f"run's methods: {lacking} (with records: {', '.join(sorted(ran)) or 'none'})"
+        )
+
+
+def _write_table4(
+    recs: pd.DataFrame,
+    stem: Path,
+    *,
+    settings: Mapping[str, object],
+    pool: str,
+    comparisons: Sequence[lrt.Pair] | None,
+) -> list[Path]:
+    """Table 4 over the records' data sets, for the pairs named (default: the paper's)."""
+    if comparisons is None:
+        pairs = lrt.DEFAULT_PAIRS  # where a method did not run, its cells are empty
+    else:
+        pairs = lrt.check_pairs(comparisons)
+        _check_comparisons(recs, pairs)
+    # Table 4 always uses the paper's percentiles (10, 25, 50), whatever the config's.
+    t3 = pooling.table3(recs, lrt.PERCENTILES, pool, methods=lrt.pair_methods(pairs))
+    t3 = t3.reindex(columns=list(lrt.table3_columns(pairs)))
+    n_rows = t3.assign(row=lrt.table4_rows(t3["Ns"]))
+    per_row = n_rows.groupby("row")["dataset"].nunique()
+    counts = ", ".join(f"Ns={int(k)}: n={int(v)}" for k, v in per_row.items())
+    notes = (
+        "Likelihood-ratio (sign) tests of section 9 over the data sets of this run "
+        f"({counts}); the paper has n=14 at Ns 50-200 and n=9 at 500. Iris at Ns=140 and "
+        "Wine at Ns=150 join the Ns=200 row, as in the paper. The paper's thresholds "
+        "(3.77 / 11.35 for n=14) hold only for its n; the long table gives exact "
+        "binomial p-values for the n of this run. Table 4 always uses percentiles "
+        "10, 25, 50. See isvm.experiment.lrt for the conventions (ties, truncation)."
+    )
+    return lrt.write_table4(t3, stem, settings=settings, pairs=pairs, notes=notes)
+
+
 def write_study_tables(
     records: pd.DataFrame,
     out_dir: str | Path,
@@ -107,9 +151,13 @@ def write_study_tables(
     percentiles: Sequence[float] = pooling.PERCENTILES,
     pool: str = pooling.DEFAULT_POOLING,
     methods: Sequence[str] = pooling.PAPER_METHODS,
+    comparisons: Sequence[lrt.Pair] | None = None,
 ) -> list[Path]:
     """Tables 3 and 4 and the LOO diagnostics from records; returns the paths written.
 
+    ``comparisons``: Table 4's pairs (method, rival); each method must have
+    records among ``methods``, since a named test with nothing to count is a
+    mistake. None: the paper's pairs, with empty cells for a method not run.
     ``seconds`` is dropped before anything is computed, so these tables cannot
     depend on timing.
     """
@@ -132,21 +180,9 @@ def write_study_tables(
         compare=True,
         methods=methods,
     )
-    # Table 4 always uses the paper's percentiles (10, 25, 50), whatever the config's.
-    t3 = pooling.table3(recs, lrt.PERCENTILES, pool)
-    t3 = t3.reindex(columns=list(lrt.TABLE3_COLUMNS))
-    n_rows = t3.assign(row=lrt.table4_rows(t3["Ns"]))
-    per_row = n_rows.groupby("row")["dataset"].nunique()
-    counts = ", ".join(f"Ns={int(k)}: n={int(v)}" for k, v in per_row.items())
-    notes = (
-        "Likelihood-ratio (sign) tests of section 9 over the data sets of this run "
-        f"({counts}); the paper has n=14 at Ns 50-200 and n=9 at 500. Iris at Ns=140 and "
-        "Wine at Ns=150 join the Ns=200 row, as in the paper. The paper's thresholds "
-        "(3.77 / 11.35 for n=14) hold only for its n; the long table gives exact "
-        "binomial p-values for the n of this run. Table 4 always uses percentiles "
-        "10, 25, 50. See isvm.experiment.lrt for the conventions (ties, truncation)."
+    paths += _write_table4(
+        recs, out_dir / "table4", settings=settings, pool=pool, comparisons=comparisons
     )
-    paths += lrt.write_table4(t3, out_dir / "table4", settings=settings, notes=notes)
     paths += write_table(
         loo_diagnostics(recs),
         out_dir / "loo_diagnostics",
@@ -203,6 +239,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--percentiles", type=float, nargs="+", default=list(pooling.PERCENTILES))
     parser.add_argument("--pooling", choices=pooling.POOLINGS, default=pooling.DEFAULT_POOLING)
     parser.add_argument("--methods", nargs="+", default=list(pooling.PAPER_METHODS))
+    add_comparisons_argument(parser)
     parser.add_argument(
         "--setting",
         action="append",
@@ -218,6 +255,7 @@ def run(args: argparse.Namespace) -> int:
     """Write every table the inputs allow; print the paths."""
     try:
         settings = parse_settings(args.setting)
+        pairs = comparison_pairs(args)
         percentiles = [int(q) if float(q).is_integer() else q for q in args.percentiles]
         paths: list[Path] = []
         if args.datasets:
@@ -232,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
                 percentiles=percentiles,
                 pool=args.pooling,
                 methods=args.methods,
+                comparisons=pairs,
             )
             paths += write_timing(records, args.timing_dir, settings=settings, methods=args.methods)
     except (ValueError, KeyError, OSError) as exc:

@@ -9,6 +9,8 @@ the study's C values and ``LooSettings`` for the engine's budgets. One module pe
 - :mod:`isvm.loo.driver`: the (gamma, C) path driver (:func:`loo_grid`);
 - :mod:`isvm.loo.refit`: LOO by refitting (:func:`loo_refit`), the reference and fallback,
   and :func:`loo_records`, any method by the engine or by refitting;
+- :mod:`isvm.loo.estimator_method`: any scikit-learn classifier by import path
+  (:func:`estimator_method`), its LOO refit on the features (:func:`loo_estimator`);
 - :mod:`isvm.loo.full_fit`: the full fit's exact active-set finish (NumPy/SciPy);
 - :mod:`isvm.loo.separable`: that finish class by class where the dual is L separate
   problems (1-vs-all);
@@ -33,6 +35,9 @@ _EXPORTS = {
     "LOO_METHODS": "isvm.loo.refit",
     "loo_records": "isvm.loo.refit",
     "REFIT_METHODS": "isvm.loo.refit",
+    "EstimatorMethod": "isvm.loo.estimator_method",
+    "estimator_method": "isvm.loo.estimator_method",
+    "loo_estimator": "isvm.loo.estimator_method",
     "c_grid": "isvm.loo.grid",
     "LooSettings": "isvm.loo.settings",
     "DEFAULT_SETTINGS": "isvm.loo.settings",

@@ -2,7 +2,8 @@
 
 Reads the data set (``.npz`` of :mod:`isvm.data`) and the subsample index matrix
 (``.npy``, one row per subsample), runs :func:`isvm.loo.loo_records` (the exact engine,
-or refitting for the methods it cannot serve) for subsamples
+or refitting for the methods it cannot serve, or a config's own scikit-learn classifier
+given by ``--estimator``, :mod:`isvm.loo.estimator_method`) for subsamples
 ``chunk * reps_per_job ... + reps_per_job - 1`` and writes one Parquet row per
 (subsample, gamma, C). Every subsample's solver seed derives from
 ``(seed, dataset, Ns, subsample)`` alone, so chunking never changes a number.
@@ -11,10 +12,10 @@ Long chunks (letter at Ns = 500: hours) keep a checkpoint per finished subsample
 ``OUT.partial/`` beside the output: a job killed or preempted mid-chunk resumes from
 its last finished subsample when run again, with the same numbers (each subsample
 depends only on its own seed). The checkpoints carry a fingerprint of everything that
-can change a number (input files, method, grid, solver settings, seed, the package's
-source) and are ignored when it differs; they are removed once the output is written.
-Progress is logged per subsample and, within a long subsample, every ``--progress-every``
-seconds.
+can change a number (input files, method and its ``--estimator`` definition, grid,
+solver settings, seed, the package's source) and are ignored when it differs; they are
+removed once the output is written. Progress is logged per subsample and, within a long
+subsample, every ``--progress-every`` seconds.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pandas as pd
 
 from isvm._memory import keep_freed_memory
 from isvm.data import DataError, load_npz
+from isvm.loo.estimator_method import EstimatorMethod, estimator_method, grid_note
 from isvm.loo.grid import c_grid
 from isvm.loo.records import RECORD_COLUMNS
 from isvm.loo.refit import LOO_METHODS, check_method, loo_records
@@ -102,10 +104,34 @@ class Progress:
             )
 
 
+def _announce(method: str | EstimatorMethod, n_features: int, log) -> None:
+    """Compile or load a built-in method's numba kernels before any clock starts, or say
+    how the grid reaches a config's own classifier."""
+    if isinstance(method, str):
+        seconds, compiled = warm_up_shared([method])
+        done = "compiled" if compiled else "loaded"
+        print(f"[isvm loo] numba kernels {done} in {seconds:.1f} s (untimed)", file=log, flush=True)
+    else:
+        note = grid_note(method, n_features)
+        print(f"[isvm loo] {method.name}: {method.estimator}, {note}", file=log, flush=True)
+
+
+def _chunk_rows(subsamples_path: Path, chunk: int, reps_per_job: int) -> tuple[np.ndarray, range]:
+    """The subsample index matrix and the rows of it that ``chunk`` runs."""
+    indices = np.load(subsamples_path)
+    if indices.ndim != 2:
+        raise ValueError(f"{subsamples_path}: expected a 2-D index matrix, got {indices.shape}")
+    n_sub = indices.shape[0]
+    first = chunk * reps_per_job
+    if not 0 <= first < n_sub:
+        raise ValueError(f"chunk {chunk} starts at subsample {first}, but there are {n_sub}")
+    return indices, range(first, min(first + reps_per_job, n_sub))
+
+
 def run_chunk(
     data_path: Path,
     subsamples_path: Path,
-    method: str,
+    method: str | EstimatorMethod,
     chunk: int,
     reps_per_job: int,
     gammas: list[float],
@@ -117,27 +143,27 @@ def run_chunk(
     seed: int,
     checkpoints: Checkpoints | None = None,
     progress_every: float = 300.0,
-    log=sys.stderr,
+    log=None,
 ) -> pd.DataFrame:
     """LOO records of one chunk of subsamples (see the module docstring).
 
-    With ``checkpoints``, subsamples finished by an earlier, interrupted run are read
-    back instead of recomputed, and each one finished here is saved at once.
+    ``method``: a name of :data:`~isvm.loo.refit.LOO_METHODS`, or a config's own
+    classifier (its params fix its solver: ``tol`` and ``max_iter`` do not apply). With
+    ``checkpoints``, subsamples finished by an earlier, interrupted run are read back
+    instead of recomputed, and each one finished here is saved at once.
     """
-    check_method(method)  # before reading the data
+    log = sys.stderr if log is None else log  # the stream of the call, not of the import
+    builtin = isinstance(method, str)
+    if builtin:
+        check_method(method)  # before reading the data
+    name = method if builtin else method.name
+    solver = {"tol": tol, "max_iter": max_iter} if builtin else {}
     dataset = load_npz(data_path)
-    indices = np.load(subsamples_path)
-    if indices.ndim != 2:
-        raise ValueError(f"{subsamples_path}: expected a 2-D index matrix, got {indices.shape}")
-    n_sub, ns = indices.shape
-    first = chunk * reps_per_job
-    if not 0 <= first < n_sub:
-        raise ValueError(f"chunk {chunk} starts at subsample {first}, but there are {n_sub}")
-    seconds, compiled = warm_up_shared([method])  # compile or load before any clock starts
-    done = "compiled" if compiled else "loaded"
-    print(f"[isvm loo] numba kernels {done} in {seconds:.1f} s (untimed)", file=log, flush=True)
+    indices, rows = _chunk_rows(subsamples_path, chunk, reps_per_job)
+    ns = indices.shape[1]
+    _announce(method, dataset.X.shape[1], log)
     frames = []
-    for r in range(first, min(first + reps_per_job, n_sub)):
+    for r in rows:
         idx = indices[r]
         y = dataset.y[idx]
         if np.unique(y).shape[0] < 2:
@@ -145,7 +171,7 @@ def run_chunk(
                 f"{dataset.name} Ns={ns} subsample {r} holds a single class; "
                 "draw subsamples with at least two classes"
             )
-        label = f"[isvm loo] {dataset.name} Ns={ns} {method} subsample {r}"
+        label = f"[isvm loo] {dataset.name} Ns={ns} {name} subsample {r}"
         frame = None if checkpoints is None else checkpoints.load(r)
         if frame is not None:
             frames.append(frame)
@@ -158,11 +184,10 @@ def run_chunk(
             method,
             gammas,
             Cs,
-            tol=tol,
-            max_iter=max_iter,
             threads=threads,
-            seed=derive_seed(seed, "loo", dataset.name, ns, r),
+            seed=derive_seed(seed, "loo", dataset.stream_name, ns, r),
             progress=Progress(label, progress_every, log),
+            **solver,
         )
         frame.insert(0, "subsample", r)
         frames.append(frame)
@@ -177,7 +202,7 @@ def run_chunk(
             flush=True,
         )
     out = pd.concat(frames, ignore_index=True)
-    out.insert(0, "method", method)
+    out.insert(0, "method", name)
     out.insert(0, "Ns", ns)
     out.insert(0, "scaling", dataset.scaling)
     out.insert(0, "dataset", dataset.name)
@@ -196,11 +221,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--method",
         required=True,
-        choices=sorted(LOO_METHODS),
         help="exact LOO engine: "
         + ", ".join(m for m, s in LOO_METHODS.items() if s == "engine")
         + "; refit every fold: "
-        + ", ".join(m for m, s in LOO_METHODS.items() if s == "refit"),
+        + ", ".join(m for m, s in LOO_METHODS.items() if s == "refit")
+        + "; or, with --estimator, that classifier's name (the config's own_methods key)",
+    )
+    parser.add_argument(
+        "--estimator",
+        metavar="JSON",
+        help='a scikit-learn classifier as {"estimator": "sklearn.svm.SVC", "params": {...}}: '
+        "refit LOO on the features, C and gamma (/ n_features) from the grid where it has "
+        "them, folds on --threads processes; --tol and --max-iter do not apply",
     )
     parser.add_argument("--chunk", type=int, default=0, help="chunk number (0-based)")
     parser.add_argument(
@@ -234,7 +266,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-iter", type=int, default=None, help="epochs per fit (default: the engine's cap)"
     )
     parser.add_argument(
-        "--threads", type=int, default=1, help="numba threads for the folds (numbers unchanged)"
+        "--threads",
+        type=int,
+        default=1,
+        help="numba threads for the folds, worker processes with --estimator (numbers unchanged)",
     )
     parser.add_argument("--seed", type=int, default=0, help="the study's seed")
     parser.add_argument("--out", type=Path, required=True, help="output .parquet (atomic write)")
@@ -253,12 +288,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _own_method(args: argparse.Namespace) -> EstimatorMethod:
+    """``--estimator``'s definition as the method ``--method``; a ValueError naming the option."""
+    try:
+        return estimator_method(args.method, json.loads(args.estimator))
+    except ValueError as exc:
+        raise ValueError(f"--estimator: {exc}") from exc
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one chunk and write its Parquet file (atomically), resuming from checkpoints."""
     keep_freed_memory()  # a job is its own process: the setting stays inside it
     checkpoints = None
     try:
         Cs = c_grid(args.C_start, args.C_stop, args.C_step)
+        method = args.method if args.estimator is None else _own_method(args)
+        if isinstance(method, str):
+            check_method(method)
         if args.checkpoints:
             key = fingerprint(
                 args.data,
@@ -271,12 +317,13 @@ def run(args: argparse.Namespace) -> int:
                 tol=args.tol,
                 max_iter=args.max_iter,
                 seed=args.seed,
+                estimator=None if isinstance(method, str) else method.definition,
             )
             checkpoints = Checkpoints(args.out.with_suffix(".partial"), key)
         records = run_chunk(
             args.data,
             args.subsamples,
-            args.method,
+            method,
             args.chunk,
             args.reps_per_job,
             list(args.gammas),

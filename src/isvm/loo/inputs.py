@@ -1,5 +1,5 @@
-"""What both LOO paths (the exact engine and the refits) need first: labels as
-0..L-1 and one kernel matrix per gamma, with the errors a user should see."""
+"""What the LOO paths (the exact engine and the refits) need first: labels as
+0..L-1, finite features and one kernel matrix per gamma, with the errors a user should see."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ def encode_labels(y: ArrayLike, n_classes: int | None) -> tuple[NDArray, NDArray
     return classes, y_idx.astype(np.int64), n_classes
 
 
+def finite_features(X: ArrayLike) -> NDArray[np.float64]:
+    """X as float64; a ValueError where it holds NaN or infinite values."""
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X contains NaN or infinite values")
+    return X
+
+
 def grid_kernels(
     X: ArrayLike, gammas: Sequence[float], kernel_cache: MutableMapping | None
 ) -> dict[float, NDArray[np.float64]]:
@@ -40,9 +48,7 @@ def grid_kernels(
     cache = {} if kernel_cache is None else kernel_cache
     missing = [g for g in gammas if float(g) not in cache]
     if missing:
-        X = np.asarray(X, dtype=np.float64)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values")
+        X = finite_features(X)
         d2 = squared_distances(X)
         for g in missing:
             cache[float(g)] = rbf_from_distances(d2, float(g), X.shape[1])

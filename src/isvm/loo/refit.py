@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, MutableMapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,9 @@ from isvm.loo.inputs import encode_labels, grid_kernels
 from isvm.loo.records import GRID_COLUMNS, GridRow
 from isvm.methods import FORMULATIONS, Formulation, coefficient_matrix, get_formulation
 from isvm.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from isvm.loo.estimator_method import EstimatorMethod
 
 # numba (solvers, driver) and scikit-learn are imported where used: the tables read
 # LOO_METHODS without loading either.
@@ -100,13 +103,14 @@ def _banded(C: float, tol: float, max_iter: int | None, seed: int):
     return OneVsRestClassifier(binary)
 
 
-def _fit_quietly(estimator, K_train: NDArray, y_train: NDArray[np.int64]) -> bool:
-    """Fit; True if it hit its iteration cap (its ConvergenceWarning is caught, not shown)."""
+def fit_quietly(estimator, X_train: NDArray, y_train: NDArray[np.int64]) -> bool:
+    """Fit (on a kernel or on features); True if it hit its iteration cap (its
+    ConvergenceWarning is caught, not shown). Process-wide warning filters: not thread-safe."""
     from sklearn.exceptions import ConvergenceWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        estimator.fit(K_train, y_train)
+        estimator.fit(X_train, y_train)
     return any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
@@ -145,10 +149,10 @@ def _one_vs_one_folds(full, K: NDArray, y_idx: NDArray[np.int64]):
             if c in pairs[k]:  # class a -> 0, b -> 1, as OneVsOneClassifier trains a pair
                 idx = idx[idx != p]
                 est = clone(est).set_params(random_state=seed % 2**32)
-                capped |= _fit_quietly(
+                capped |= fit_quietly(
                     est, K[np.ix_(idx, idx)], (y_idx[idx] == pairs[k][1]).astype(np.int64)
                 )
-                iterations += _iterations(est)
+                iterations += fit_iterations(est)
                 vote[k] = est.predict(K[p : p + 1, idx])[0]
                 conf[k] = est.decision_function(K[p : p + 1, idx])[0]
         scores = _ovr_decision_function(vote[None, :], conf[None, :], n_classes)
@@ -262,10 +266,11 @@ def _support(estimator, n: int) -> NDArray[np.bool_]:
     return mask
 
 
-def _iterations(estimator) -> int:
+def fit_iterations(estimator) -> int:
+    """A fitted estimator's solver iterations: ``n_iter_`` summed, over its parts too; 0 if none."""
     if hasattr(estimator, "n_iter_"):
         return int(np.sum(estimator.n_iter_))
-    return sum(_iterations(part) for part in getattr(estimator, "estimators_", []))
+    return sum(fit_iterations(part) for part in getattr(estimator, "estimators_", []))
 
 
 def _estimator_fitter(method: RefitMethod, tol: float, max_iter: int | None) -> Fitter:
@@ -281,14 +286,14 @@ def _estimator_fitter(method: RefitMethod, tol: float, max_iter: int | None) -> 
                 True,
             )
         estimator = method.build(C, tol, max_iter, seed % 2**32)
-        capped = _fit_quietly(estimator, K_train, y_train)
+        capped = fit_quietly(estimator, K_train, y_train)
         if K_test.shape[0]:
             pred = estimator.predict(K_test).astype(np.int64)
             gap = _top_two_gap(estimator.decision_function(K_test))
         else:
             pred, gap = np.zeros(0, dtype=np.int64), np.zeros(0)
         support = _support(estimator, y_train.shape[0])
-        return FoldFit(pred, gap, support, _iterations(estimator), not capped, estimator)
+        return FoldFit(pred, gap, support, fit_iterations(estimator), not capped, estimator)
 
     return fit
 
@@ -319,20 +324,37 @@ def _refit_point(
         pred[p], gap[p] = fold.pred[0], fold.gap[0]
         iterations += fold.iterations
         capped += int(not fold.converged)
+    n_support = int(np.count_nonzero(full.support))
+    row = refit_row(gamma, C, pred, y_idx, n_support, iterations, capped, start)
+    return row, pred, gap
+
+
+def refit_row(
+    gamma: float,
+    C: float,
+    pred: NDArray[np.int64],
+    y_idx: NDArray[np.int64],
+    n_support: int,
+    iterations: int,
+    capped: int,
+    start: float,
+) -> GridRow:
+    """A refit grid point's record row: nothing certified (``n_uncertified`` = N), the
+    fits that hit their cap counted, ``seconds`` since ``start`` (``perf_counter``)."""
+    n = y_idx.shape[0]
     n_errors = int(np.count_nonzero(pred != y_idx))
-    row = GridRow(
+    return GridRow(
         gamma=gamma,
         C=C,
         loo_accuracy=1.0 - n_errors / n,
         n_errors=n_errors,
-        n_support=int(np.count_nonzero(full.support)),
+        n_support=n_support,
         iterations=int(iterations),
         converged=capped == 0,
         n_uncertified=n,
-        n_capped=capped,
+        n_capped=int(capped),
         seconds=time.perf_counter() - start,
     )
-    return row, pred, gap
 
 
 def loo_refit(
@@ -400,7 +422,7 @@ def loo_refit(
 def loo_records(
     X: ArrayLike,
     y: ArrayLike,
-    method: str,
+    method: str | EstimatorMethod,
     gammas: Sequence[float],
     Cs: Sequence[float],
     *,
@@ -408,14 +430,30 @@ def loo_records(
     return_predictions: bool = False,
     **options: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, NDArray]:
-    """The LOO grid rows of any method of :data:`LOO_METHODS`, the way it is served: the
-    one place that chooses between the engine and refitting.
+    """The LOO grid rows of any method of :data:`LOO_METHODS` or of a config's own
+    classifier, the way it is served: the one place that chooses the LOO path.
 
     The exact engine (:func:`isvm.loo.loo_grid`, on ``threads`` threads) where it serves
-    ``method``, else :func:`loo_refit` (one fold at a time). ``options`` (``tol``,
-    ``max_iter``, ``seed``, ``kernel_cache``, ``progress``, ...) go to either. With
+    ``method``, else :func:`loo_refit` (one fold at a time); an
+    :class:`~isvm.loo.estimator_method.EstimatorMethod` by
+    :func:`~isvm.loo.estimator_method.loo_estimator` (folds on ``threads`` processes).
+    ``options`` (``tol``, ``max_iter``, ``seed``, ``kernel_cache``, ``progress``, ...) go
+    to that path (an estimator takes ``seed`` and ``progress``). With
     ``return_predictions`` also the LOO predictions, shape (n_grid, N).
     """
+    if not isinstance(method, str):
+        from isvm.loo.estimator_method import loo_estimator
+
+        return loo_estimator(
+            X,
+            y,
+            method,
+            gammas,
+            Cs,
+            n_jobs=threads,
+            return_predictions=return_predictions,
+            **options,
+        )
     check_method(method)
     if LOO_METHODS[method] == "engine":
         from isvm.loo.driver import loo_grid
