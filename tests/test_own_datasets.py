@@ -100,6 +100,18 @@ def test_one_hot_drop_columns_and_drop_classes(wine_csv):
     assert "row_id" not in ours.feature_names
 
 
+def test_rename_classes_names_and_merges_labels(wine_csv):
+    ours = load_own(
+        "w",
+        {
+            "file": "wine.csv",
+            "target": "cultivar",
+            "rename_classes": {"1": "a", "2": "b", "3": "b"},
+        },
+    )
+    assert ours.class_names == ("a", "b") and np.bincount(ours.y).tolist() == [59, 119]
+
+
 def _bad_tables() -> None:
     frame = _wine_frame()
     frame.assign(colour="red").to_csv("colour.csv", index=False)

@@ -10,6 +10,7 @@ sets get from their :class:`~isvm.data.registry.DatasetSpec`::
         drop_columns: [plant_id]     # optional: columns that are not features
         one_hot: [colour]            # optional: categorical columns, one-hot coded
         drop_classes: [unknown]      # optional: classes whose rows are removed
+        rename_classes: {"1": a}     # optional: labels renamed (two to one name: merged)
       credit:
         openml_id: 31                # through the openml package and its cache
         target: class                # optional for OpenML: its default target
@@ -24,8 +25,9 @@ naming its config key; the workflow's config check loads each definition
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -69,6 +71,7 @@ class OwnDataset:
     drop_columns: tuple[str, ...] = ()
     one_hot: tuple[str, ...] = ()
     drop_classes: tuple[str, ...] = ()
+    rename_classes: Mapping[str, str] = field(default_factory=dict)
     sep: str | None = None
     title: str | None = None
     seed_name: str | None = None
@@ -88,6 +91,7 @@ class OwnDataset:
             drop_columns=self.drop_columns,
             one_hot=self.one_hot,
             drop_classes=self.drop_classes,
+            label_aliases=MappingProxyType(dict(self.rename_classes)),
         )
 
 
@@ -115,6 +119,9 @@ def read_definition(name: str, definition: Mapping[str, Any]) -> OwnDataset:
         drop_columns=_strings(definition, "drop_columns"),
         one_hot=_strings(definition, "one_hot"),
         drop_classes=_strings(definition, "drop_classes"),
+        rename_classes={
+            str(k): str(v) for k, v in (definition.get("rename_classes") or {}).items()
+        },
         sep=definition.get("sep"),
         title=definition.get("title"),
         seed_name=definition.get("seed_name"),
@@ -207,6 +214,7 @@ def check_table(own: OwnDataset, table: RawTable) -> None:
     """What the preprocessing would refuse less plainly: a target with one class or one
     that looks continuous, and non-numeric feature columns."""
     labels = label_strings(table.labels, table.origin)
+    labels = np.array([own.rename_classes.get(x, x) for x in labels], dtype=object)
     labels = labels[~np.isin(labels, list(own.drop_classes))]
     classes = sorted(set(labels.tolist()))
     if len(classes) < 2:
