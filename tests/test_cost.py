@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +26,11 @@ from isvm.experiment.cost import (
 )
 
 SMOKE = Path(__file__).resolve().parents[1] / "config" / "smoke.yaml"
+#: isvm cost reads a config as the Snakefile does, with snakemake's validate (the
+#: workflow extra; the tests at the dependency floors run without it)
+needs_snakemake = pytest.mark.skipif(
+    find_spec("snakemake") is None, reason="isvm cost reads configs with snakemake"
+)
 GRID = {"gammas": [5], "C": {"start": 0.1, "stop": 1, "step": 0.5}}
 
 
@@ -45,6 +51,7 @@ def test_durations_read_in_seconds_minutes_or_hours():
     assert format_duration(16.5 * 3600, core=True) == "16.50 core-hours"
 
 
+@needs_snakemake
 def test_the_config_is_read_as_the_workflow_reads_it(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(
@@ -61,6 +68,7 @@ def test_the_config_is_read_as_the_workflow_reads_it(tmp_path):
         read_config(path)  # more than n_subsamples: isvm.study's cross-field check
 
 
+@needs_snakemake
 def test_loo_jobs_are_the_workflows_record_files():
     config = read_config(SMOKE)
     jobs = loo_jobs(config)
@@ -73,6 +81,7 @@ def test_loo_jobs_are_the_workflows_record_files():
     assert len(loo_jobs(config, ["iris"])) == 12
 
 
+@needs_snakemake
 def test_chunks_hold_reps_per_job_subsamples_and_the_rest():
     config = tiny(
         n_subsamples=5,
@@ -114,6 +123,7 @@ def test_a_short_path_is_timed_whole_and_a_long_one_sampled():
     assert seconds == pytest.approx(0.01 * 100)
 
 
+@needs_snakemake
 def test_estimate_of_a_small_config():
     config = tiny(
         datasets=["wine", "iris"],
@@ -131,6 +141,7 @@ def test_estimate_of_a_small_config():
     )
 
 
+@needs_snakemake
 def test_own_data_sets_and_methods_are_estimated(tmp_path, monkeypatch):
     """An own_datasets CSV and an own_methods classifier get their cells timed, and
     only the built-in methods are warmed up (nothing of scikit-learn's compiles)."""
@@ -155,6 +166,7 @@ def test_own_data_sets_and_methods_are_estimated(tmp_path, monkeypatch):
     assert warmed == [["ova"]]
 
 
+@needs_snakemake
 def test_the_methods_are_warmed_up_before_any_cell_is_timed(monkeypatch):
     """A fresh checkout compiles the engine for minutes on its first LOO call: billed
     to the first cell, it made abalone Ns 50 ISVM read 81 s per subsample (0.4 s)."""
@@ -198,6 +210,7 @@ def quick(monkeypatch):
     monkeypatch.setattr(cost, "loo_job_seconds", lambda method: 2.0)
 
 
+@needs_snakemake
 def test_every_part_of_the_workflow_is_a_line(quick):
     config = tiny(
         methods=["ova", "ww"],
@@ -221,6 +234,7 @@ def test_every_part_of_the_workflow_is_a_line(quick):
     assert "0.00" not in text
 
 
+@needs_snakemake
 def test_the_compile_is_measured_where_this_process_compiles(monkeypatch):
     import isvm.warmup
 
@@ -232,11 +246,27 @@ def test_the_compile_is_measured_where_this_process_compiles(monkeypatch):
     assert cost.compile_seconds(["isvm"], log=lambda _: None) == (cost.COMPILE_SECONDS, False)
 
 
+@needs_snakemake
+def test_a_study_of_own_classifiers_only_compiles_nothing(quick, tmp_path, monkeypatch):
+    compiled = []
+    monkeypatch.setattr(cost, "compile_seconds", lambda methods, log: compiled.append(methods))
+    config = tiny(
+        methods=["knn"],
+        own_methods={"knn": {"estimator": "sklearn.neighbors.KNeighborsClassifier"}},
+    )
+    cells, lines = study_cost(config, stretches=1, points=1, log=lambda _: None)
+    parts = lines.set_index("part")
+    assert compiled == [] and parts.loc[COMPILE, "core_seconds"] == 0
+    assert parts.loc[COMPILE, "how"] == "no method of the LOO engine: nothing to compile"
+    assert cells["method"].tolist() == ["knn"] and (cells["seconds_per_subsample"] > 0).all()
+
+
 def test_a_loo_jobs_start_is_timed_on_a_real_job():
     seconds = cost.loo_job_seconds("ova", repeats=1)
     assert 0.1 < seconds < 60
 
 
+@needs_snakemake
 def test_cli_errors_name_the_problem(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("datasets: [wine]\n")
@@ -250,6 +280,7 @@ def test_cli_errors_name_the_problem(tmp_path, capsys):
         read_config(bad)
 
 
+@needs_snakemake
 def test_cli_refuses_an_unknown_data_set_and_bad_counts(tmp_path, capsys):
     config = tmp_path / "c.yaml"
     config.write_text(
@@ -265,6 +296,7 @@ def test_cli_refuses_an_unknown_data_set_and_bad_counts(tmp_path, capsys):
     assert "--datasets: iris" in capsys.readouterr().err
 
 
+@needs_snakemake
 def test_cli_prints_settings_lines_and_totals(tmp_path, capsys, quick):
     config = tmp_path / "c.yaml"
     config.write_text(

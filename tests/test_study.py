@@ -36,6 +36,23 @@ def test_problems_name_their_key():
     assert got[0][0] == "sizes.letter"
 
 
+def test_own_methods_and_pairs_are_checked_by_the_code_that_serves_them():
+    got = config_problems(
+        _with(
+            methods=["isvm", "ova", "svc"],
+            own_methods={"ova": {"estimator": "sklearn.svm.SVC"}},
+            comparisons=[["isvm", "isvm"], ["isvm", "ww"]],
+        )
+    )
+    assert got == [
+        ("comparisons", "['isvm', 'ww']: 'ww' is not in methods"),
+        ("comparisons", "a Table 4 pair needs two methods; got isvm against itself"),
+        ("methods", got[2][1]),
+        ("own_methods.ova", "'ova' is a built-in method; name yours apart"),
+    ]
+    assert got[2][1].startswith("unknown method 'svc': not built in")
+
+
 def test_part_selects_cells_and_says_when_it_selects_none():
     config = _with(part={"sizes": [500], "datasets": ["letter", "iris"]})
     assert part_cells(config) == [("letter", 500)]  # iris has no Ns 500

@@ -20,3 +20,10 @@ def source_hash() -> str:
         digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def workflow_numba_cache(workdir: Path | None = None) -> Path:
+    """numba's cache of a workflow run in ``workdir`` (default: here), unless
+    ``NUMBA_CACHE_DIR`` is set: one folder per version of the source, since numba keys a
+    cached kernel on its own file only (a caller would keep an old callee compiled in)."""
+    return (workdir or Path.cwd()) / "resources" / "numba-cache" / source_hash()[:16]

@@ -95,41 +95,31 @@ def own_dataset_rows(
     or None and its problems as (config key, message) (:mod:`isvm.data.own`)."""
     from isvm.data.load import load_own
     from isvm.data.own import DefinitionError
-    from isvm.data.registry import DataError
 
     try:
         return load_own(name, definition, "none").n_examples, []
-    except DefinitionError as exc:
+    except DefinitionError as exc:  # every problem of a definition is one
         return None, [(exc.key, exc.message)]
-    except DataError as exc:
-        return None, [(f"own_datasets.{name}", str(exc))]
 
 
 def _method_problems(config: Config) -> list[tuple[str, str]]:
     """Methods that are neither built in nor defined under ``own_methods``, and the
     ``own_methods`` definitions that do not resolve to a scikit-learn classifier."""
+    from isvm.experiment.lrt import check_pairs
     from isvm.loo.refit import LOO_METHODS
 
     own = config.get("own_methods") or {}
-    problems = [
-        (f"own_methods.{name}", f"'{name}' is a built-in method; name yours apart")
-        for name in own
-        if name in LOO_METHODS
-    ]
-    for pair in config.get("comparisons") or ():
+    problems = []
+    pairs = config.get("comparisons") or ()
+    for pair in pairs:
         missing = [m for m in pair if m not in config["methods"]]
-        if pair[0] == pair[1] or missing:
-            problems.append(
-                (
-                    "comparisons",
-                    f"{list(pair)}: "
-                    + (
-                        f"'{missing[0]}' is not in methods"
-                        if missing
-                        else "a method against itself"
-                    ),
-                )
-            )
+        if missing:
+            problems.append(("comparisons", f"{list(pair)}: '{missing[0]}' is not in methods"))
+    try:
+        if pairs:
+            check_pairs(pairs)
+    except ValueError as exc:  # a method against itself, a column twice
+        problems.append(("comparisons", str(exc)))
     for method in config["methods"]:
         if method not in LOO_METHODS and method not in own:
             problems.append(
@@ -140,10 +130,11 @@ def _method_problems(config: Config) -> list[tuple[str, str]]:
                 )
             )
     if own:
-        from isvm.loo.estimator_method import definition_problems
+        from isvm.loo.estimator_method import definition_problems, name_problems
 
         for name, definition in own.items():
-            problems += [(f"own_methods.{name}", m) for m in definition_problems(name, definition)]
+            found = name_problems(name) + definition_problems(name, definition)
+            problems += [(f"own_methods.{name}", m) for m in found]
     return problems
 
 

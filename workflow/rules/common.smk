@@ -23,17 +23,15 @@ os.environ.update(
 # envs/isvm.yaml pip-installs the project from here (`-e ${ISVM_ROOT}`).
 os.environ.setdefault("ISVM_ROOT", str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
-from isvm.source import source_hash
+from isvm.source import workflow_numba_cache
 
-#: the package's source (isvm.source): numba's cache has a folder per version
-SOURCE_HASH = source_hash()[:16]
 #: numba's on-disk cache, in the working directory, so that every LOO job reads what
 #: the first ones compiled (each job warms up its method before its clock starts;
 #: local jobs inherit the variable, SLURM jobs re-read this Snakefile in the same
 #: directory), one folder per source hash: numba keys a kernel on its own file only,
 #: so after an edit of another module a cached caller would keep the old callee
 #: compiled into it. A NUMBA_CACHE_DIR already set in the environment is kept.
-NUMBA_CACHE = Path.cwd() / "resources" / "numba-cache" / SOURCE_HASH
+NUMBA_CACHE = workflow_numba_cache()
 os.environ.setdefault("NUMBA_CACHE_DIR", str(NUMBA_CACHE))
 
 from isvm import study
@@ -82,20 +80,21 @@ def own_dataset_input(wildcards):
     return [definition["file"]] if definition.get("file") else []
 
 
-def own_dataset_args(wildcards):
-    """`--definition JSON` for an `own_datasets` entry, else nothing."""
-    definition = OWN_DATASETS.get(wildcards.ds)
+def definition_arg(option, definition):
+    """`--OPTION JSON` for a definition of the config (None: nothing)."""
     if definition is None:
         return ""
-    return f"--definition {shlex.quote(json.dumps(definition, sort_keys=True))}"
+    return f"--{option} {shlex.quote(json.dumps(definition, sort_keys=True))}"
+
+
+def own_dataset_args(wildcards):
+    """`--definition JSON` for an `own_datasets` entry, else nothing."""
+    return definition_arg("definition", OWN_DATASETS.get(wildcards.ds))
 
 
 def own_method_args(wildcards):
     """`--estimator JSON` for an `own_methods` entry, else nothing."""
-    definition = OWN_METHODS.get(wildcards.method)
-    if definition is None:
-        return ""
-    return f"--estimator {shlex.quote(json.dumps(definition, sort_keys=True))}"
+    return definition_arg("estimator", OWN_METHODS.get(wildcards.method))
 
 
 def loo_files(ds=None, scaling=SCALING, methods=METHODS, cells=CELLS):

@@ -14,12 +14,13 @@ import gzip
 import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import IO
 
 import arff
 import numpy as np
 import pandas as pd
 
-from isvm.data.preprocess import RawTable, normalize_name
+from isvm.data.preprocess import RawTable, columns_named
 from isvm.data.registry import DataError, DatasetSpec
 
 #: Where the snapshot lives inside the installed package.
@@ -83,18 +84,22 @@ def _reading(path: Path) -> Iterator[None]:
 
 
 def _split_target(df: pd.DataFrame, target: str, path: Path) -> RawTable:
-    matches = [c for c in df.columns if normalize_name(c) == normalize_name(target)]
+    matches = columns_named(df, target)
     if len(matches) != 1:
         raise DataError(f"bundled file {path} has no label column {target!r}")
     return RawTable(features=df.drop(columns=matches), labels=df[matches[0]], origin=str(path))
 
 
+def arff_frame(fh: IO[str]) -> pd.DataFrame:
+    """An ARFF text stream as a frame, its attributes as the columns."""
+    decoded = arff.load(fh)
+    return pd.DataFrame(decoded["data"], columns=[name for name, _ in decoded["attributes"]])
+
+
 def _read_arff(paths: list[Path], spec: DatasetSpec) -> RawTable:
     (path,) = paths
     with _reading(path), path.open(encoding="utf-8") as fh:
-        decoded = arff.load(fh)
-        names = [name for name, _ in decoded["attributes"]]
-        df = pd.DataFrame(decoded["data"], columns=names)
+        df = arff_frame(fh)
     return _split_target(df, spec.bundled_target, path)
 
 

@@ -159,14 +159,14 @@ def load_own(
     from isvm.data.own import DefinitionError, check_table, read_definition, read_table
 
     own = read_definition(name, definition)
-    table, provenance = read_table(own, cache_dir)
-    check_table(own, table)
-    source = "openml" if own.openml_id is not None else "file"
     try:
+        table, provenance = read_table(own, cache_dir)
+        check_table(own, table)
+        source = "openml" if own.openml_id is not None else "file"
         return _make_dataset(own.spec(), table, scaling, source, provenance, own.seed_name)
     except DefinitionError:
         raise
-    except DataError as exc:  # the shared preprocessing's (NaN features, ...)
+    except DataError as exc:  # the shared reading and preprocessing's (labels, NaN, ...)
         raise DefinitionError(own.key, str(exc)) from exc
 
 

@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from isvm.data.preprocess import RawTable, normalize_name
+from isvm.data.preprocess import RawTable, columns_named, normalize_name
 from isvm.data.registry import DataError, DatasetSpec
 
 #: Default OpenML cache, relative to the working directory (the project root in the workflow).
@@ -77,7 +77,7 @@ def read_openml(spec: DatasetSpec, cache_dir: Path | str | None = None) -> tuple
             ) from exc
 
     wanted = spec.openml_target or dataset.default_target_attribute
-    target = [c for c in frame.columns if normalize_name(c) == normalize_name(wanted)]
+    target = columns_named(frame, wanted)
     if len(target) != 1:
         raise DataError(
             f"{where} has no target column {wanted!r}; "

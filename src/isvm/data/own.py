@@ -24,17 +24,17 @@ naming its config key; the workflow's config check loads each definition
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from isvm.data.bundled import sha256_file
-from isvm.data.preprocess import RawTable, label_strings, normalize_name
+from isvm.data.bundled import arff_frame, sha256_file
+from isvm.data.preprocess import RawTable, apply_paper_rules, columns_named
 from isvm.data.registry import REGISTRY, DataError, DatasetSpec
 
 #: file formats by suffix (a trailing ``.gz`` is read compressed)
@@ -154,14 +154,9 @@ def _read_frame(own: OwnDataset) -> pd.DataFrame:
         if kind == "parquet":
             return pd.read_parquet(path)
         if kind == "arff":
-            import gzip
-
-            import arff
-
             opener = gzip.open if path.suffix.lower() == ".gz" else open
             with opener(path, "rt", encoding="utf-8") as fh:
-                decoded = arff.load(fh)
-            return pd.DataFrame(decoded["data"], columns=[n for n, _ in decoded["attributes"]])
+                return arff_frame(fh)
         return pd.read_csv(path, sep=own.sep or SEPARATORS[kind])
     except Exception as exc:  # parsers raise many types; the user needs the file and cause
         raise DefinitionError(
@@ -171,12 +166,13 @@ def _read_frame(own: OwnDataset) -> pd.DataFrame:
 
 def _find(frame: pd.DataFrame, own: OwnDataset, column: str, key: str) -> str:
     """The frame's column named ``column`` (case and punctuation ignored), else an error."""
-    found = [c for c in frame.columns if normalize_name(c) == normalize_name(column)]
+    found = columns_named(frame, column)
     if len(found) == 1:
         return str(found[0])
     where = own.file if own.file is not None else f"OpenML data set {own.openml_id}"
-    if own.file is not None and file_format(own.file) in SEPARATORS and frame.shape[1] == 1:
-        sep = own.sep or SEPARATORS[file_format(own.file)]
+    kind = file_format(own.file) if own.file is not None else None
+    if kind in SEPARATORS and frame.shape[1] == 1:
+        sep = own.sep or SEPARATORS[kind]
         raise DefinitionError(
             key, f"no column {column!r}: {where} has one column when split at {sep!r}; set `sep`"
         )
@@ -211,11 +207,11 @@ def read_table(own: OwnDataset, cache_dir: Path | str | None = None) -> tuple[Ra
 
 
 def check_table(own: OwnDataset, table: RawTable) -> None:
-    """What the preprocessing would refuse less plainly: a target with one class or one
-    that looks continuous, and non-numeric feature columns."""
-    labels = label_strings(table.labels, table.origin)
-    labels = np.array([own.rename_classes.get(x, x) for x in labels], dtype=object)
-    labels = labels[~np.isin(labels, list(own.drop_classes))]
+    """What the preprocessing would refuse less plainly, or not at all, after the
+    definition's rules (:func:`~isvm.data.preprocess.apply_paper_rules`, as the
+    preprocessing applies them): a target with one class or one that looks continuous,
+    and non-numeric feature columns."""
+    features, labels = apply_paper_rules(own.spec(), table)
     classes = sorted(set(labels.tolist()))
     if len(classes) < 2:
         raise DefinitionError(
@@ -227,10 +223,9 @@ def check_table(own: OwnDataset, table: RawTable) -> None:
             f"{len(classes)} classes in {len(labels)} rows: the target looks continuous "
             "(a classification study needs classes with several examples each)",
         )
-    skip = {normalize_name(c) for c in own.drop_columns + own.one_hot}
-    for column in table.features.columns:
-        values = table.features[column]
-        if normalize_name(column) in skip or pd.api.types.is_numeric_dtype(values.dtype):
+    for column in features.columns:
+        values = features[column]
+        if pd.api.types.is_numeric_dtype(values.dtype):
             continue
         if pd.to_numeric(values.astype("object").map(str), errors="coerce").isna().any():
             raise DefinitionError(

@@ -93,10 +93,16 @@ def abalone_age_band(rings: str) -> str:
 _TARGET_RULES = {"abalone_age_band": abalone_age_band}
 
 
+def columns_named(df: pd.DataFrame, name: object) -> list:
+    """The columns of ``df`` named ``name`` up to case, spaces and punctuation
+    (:func:`normalize_name`): how every source's column is found by its rule name."""
+    wanted = normalize_name(name)
+    return [col for col in df.columns if normalize_name(col) == wanted]
+
+
 def _column(df: pd.DataFrame, name: str, origin: str) -> str:
     """The column of ``df`` whose normalized name is that of ``name``."""
-    wanted = normalize_name(name)
-    matches = [col for col in df.columns if normalize_name(col) == wanted]
+    matches = columns_named(df, name)
     if len(matches) != 1:
         raise DataError(
             f"expected one column named {name!r} in {origin}, found {len(matches)} "

@@ -153,10 +153,9 @@ def sampled_path_starts(n_c: int, stretches: int, points: int) -> list[int]:
 def loo_jobs(config: dict, datasets: Iterable[str] | None = None) -> pd.DataFrame:
     """One row per LOO job of the workflow (its record files: the study's and the
     sensitivity study's): scaling, dataset, Ns, method, chunk, subsamples, part."""
-    own = set(study.loo_files(config, "run"))
-    files = dict.fromkeys(
-        [*study.loo_files(config, "run"), *study.sensitivity_files(config, "run")]
-    )
+    own = study.loo_files(config, "run")
+    files = dict.fromkeys([*own, *study.sensitivity_files(config, "run")])
+    own = set(own)
     reps, n_sub = int(config["reps_per_job"]), int(config["n_subsamples"])
     rows = []
     for path in files:
@@ -461,7 +460,9 @@ def study_lines(
     """The estimate's lines: part, jobs, core_seconds, longest (its longest job), stage, how."""
     seconds, measured = compiled
     how = (
-        "measured here (numba's cache was empty)"
+        "no method of the LOO engine: nothing to compile"
+        if seconds == 0
+        else "measured here (numba's cache was empty)"
         if measured
         else (
             f"numba's cache was warm here: a fresh checkout's figure, {COMPILE_SECONDS:.0f} s "
@@ -517,8 +518,9 @@ def study_cost(
     log=print,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the LOO cells of :func:`estimate`, the lines of :func:`study_lines`)."""
-    compiled = compile_seconds(builtin_methods(config) or ["ova"], log)
-    job_start = loo_job_seconds((builtin_methods(config) or ["ova"])[0])
+    engine = builtin_methods(config)  # own classifiers compile nothing
+    compiled = compile_seconds(engine, log) if engine else (0.0, False)
+    job_start = loo_job_seconds(engine[0] if engine else "ova")
     log(f"a LOO job's start: {job_start:.1f} s")
     cells = estimate(config, stretches=stretches, points=points, datasets=datasets, log=log)
     consistency = consistency_seconds(config)
@@ -532,11 +534,10 @@ def study_cost(
 
 def run_cache() -> tuple[Path, bool]:
     """numba's cache a workflow run in this directory uses, and whether it is warm."""
-    from isvm.source import source_hash
+    from isvm.source import workflow_numba_cache
     from isvm.warmup import cold
 
-    default = Path.cwd() / "resources" / "numba-cache" / source_hash()[:16]
-    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or default)
+    folder = Path(os.environ.get("NUMBA_CACHE_DIR") or workflow_numba_cache())
     return folder, not cold(folder)
 
 
