@@ -17,7 +17,7 @@ from pathlib import Path
 
 from isvm.data.load import SOURCES, load_dataset, load_own, save_npz
 from isvm.data.preprocess import SCALINGS
-from isvm.data.registry import DATASETS, REGISTRY, DataError
+from isvm.data.registry import DATASETS, READINGS, REGISTRY, DataError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "fetch", help="load one data set, preprocess it and write an .npz", formatter_class=fmt
     )
     fetch.add_argument(
-        "name", metavar="NAME", help=f"registry name ({', '.join(DATASETS)}) or --definition's"
+        "name",
+        metavar="NAME",
+        help=f"registry name ({', '.join(DATASETS + READINGS)}) or --definition's",
     )
     fetch.add_argument(
         "--definition",
@@ -81,16 +83,17 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
-    header = f"{'name':9s} {'openml':>6s} {'rows':>6s} {'classes':>7s} {'features':>8s}  bundled"
+    header = f"{'name':11s} {'openml':>6s} {'rows':>6s} {'classes':>7s} {'features':>8s}  bundled"
     print(header)
-    for name in DATASETS:
+    for name in DATASETS + READINGS:
         spec = REGISTRY[name]
         files = ", ".join(f.path for f in spec.bundled_files)
         if len(spec.bundled_files) > 2:
             files = f"{spec.bundled_files[0].path} (+{len(spec.bundled_files) - 1} more)"
+        reading = f" (a reading of {spec.reading_of})" if spec.reading_of else ""
         print(
-            f"{name:9s} {spec.openml_id:6d} {spec.n_rows:6d} {spec.n_classes:7d} "
-            f"{spec.n_features:8d}  {files}"
+            f"{name:11s} {spec.openml_id:6d} {spec.n_rows:6d} {spec.n_classes:7d} "
+            f"{spec.n_features:8d}  {files}{reading}"
         )
     return 0
 

@@ -92,6 +92,7 @@ def _make_dataset(
     seed_name: str | None = None,
 ) -> Dataset:
     processed = process_table(spec, table, scaling)
+    seed_name = seed_name or spec.reading_of  # a reading draws its base's subsamples
     checksums = {"X": array_checksum(processed.X), "y": array_checksum(processed.y)}
     return Dataset(
         name=spec.name,

@@ -92,6 +92,29 @@ def abalone_age_band(rings: str) -> str:
 
 _TARGET_RULES = {"abalone_age_band": abalone_age_band}
 
+#: StatLog DNA's three bits per position -> the nucleotide's rank in A, C, G, T
+_NUCLEOTIDE_RANK = {(1, 0, 0): 0.0, (0, 1, 0): 1.0, (0, 0, 1): 2.0, (0, 0, 0): 3.0}
+
+
+def nucleotide_ordinal(
+    X: np.ndarray, names: tuple[str, ...], origin: str
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """StatLog DNA (3 bits per position: A = 100, C = 010, G = 001, T = 000) read as the
+    UCI splice data: one feature per position, the nucleotide's rank in A, C, G, T."""
+    n, d = X.shape
+    if d % 3:
+        raise DataError(f"{origin}: {d} bit columns, not 3 per position")
+    bits = X.reshape(n, d // 3, 3)
+    ranks = np.full(bits.shape[:2], np.nan)
+    for code, rank in _NUCLEOTIDE_RANK.items():
+        ranks[(bits == np.array(code)).all(axis=2)] = rank
+    if np.isnan(ranks).any():
+        raise DataError(f"{origin}: a position's bits are none of 100, 010, 001, 000")
+    return ranks, tuple(f"position{k + 1}" for k in range(d // 3))
+
+
+_FEATURE_RULES = {"nucleotide_ordinal": nucleotide_ordinal}
+
 
 def columns_named(df: pd.DataFrame, name: object) -> list:
     """The columns of ``df`` named ``name`` up to case, spaces and punctuation
@@ -255,6 +278,11 @@ def process_table(spec: DatasetSpec, table: RawTable, scaling: str) -> Processed
     frame, labels = apply_paper_rules(spec, table)
     X = to_float_matrix(frame, table.origin)
     y, class_names = encode_labels(labels)
+    order = canonical_order(X, y)  # before a feature rule: a reading keeps its base's rows
+    X, y = X[order], y[order]
+    feature_names = tuple(str(c) for c in frame.columns)
+    if spec.feature_rule is not None:
+        X, feature_names = _FEATURE_RULES[spec.feature_rule](X, feature_names, table.origin)
     got = (X.shape[0], len(class_names), X.shape[1])
     want = (spec.n_rows, spec.n_classes, spec.n_features)
     if spec.n_rows is not None and got != want:
@@ -262,11 +290,9 @@ def process_table(spec: DatasetSpec, table: RawTable, scaling: str) -> Processed
             f"{spec.name} from {table.origin}: got {got[0]} rows, {got[1]} classes, "
             f"{got[2]} features after preprocessing; expected {want[0]}, {want[1]}, {want[2]}"
         )
-    order = canonical_order(X, y)
-    X, y = X[order], y[order]
     return Processed(
         X=scale(X, scaling, copy=False),
         y=np.ascontiguousarray(y, dtype=np.int64),
         class_names=class_names,
-        feature_names=tuple(str(c) for c in frame.columns),
+        feature_names=feature_names,
     )

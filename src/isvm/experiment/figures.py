@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from isvm.experiment.paper import PAPER_NAMES, paper_table
+from isvm.experiment.pooling import printed_name
 
 #: Colours, markers and labels of the methods (the same in every figure).
 METHOD_STYLE: dict[str, dict[str, str]] = {
@@ -102,7 +103,7 @@ def _method_order(methods) -> list[str]:
 
 
 def _title(dataset: str) -> str:
-    return PAPER_NAMES.get(dataset, dataset)
+    return printed_name(dataset)
 
 
 def save_figure(fig, path: str | Path, *, caption: str = "") -> list[Path]:

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from isvm.experiment.lrt import PAPER_PREFIXES, table4_rows
-from isvm.experiment.paper import PAPER_NAMES, paper_table
+from isvm.experiment.paper import PAPER_NAMES, PAPER_ROWS, READING_NAMES, paper_table
 from isvm.experiment.table_files import write_table
 from isvm.loo.records import KEY_COLUMNS
 
@@ -78,16 +78,19 @@ def top_mean(values: Iterable[float], q: float) -> float:
 
 
 def printed_name(dataset: str) -> str:
-    """The paper's printed name of a registry data set (unknown names pass through)."""
-    return PAPER_NAMES.get(dataset, dataset)
+    """The paper's printed name of a registry data set or reading (others pass through)."""
+    return PAPER_NAMES.get(dataset) or READING_NAMES.get(dataset, dataset)
 
 
 def _dataset_sort_key(names: pd.Series) -> pd.Series:
-    """Sort key: the paper's data-set order first, then unknown names alphabetically."""
+    """Sort key: the paper's data-set order first (a reading just after the data set it
+    reads), then unknown names alphabetically."""
     n = len(_DATASET_ORDER)
-    unknown = sorted(set(names) - set(_DATASET_ORDER))
+    readings = {name: _DATASET_ORDER[row] + 0.5 for name, row in PAPER_ROWS.items()}
+    unknown = sorted(set(names) - set(_DATASET_ORDER) - set(readings))
     extra = {name: n + i for i, name in enumerate(unknown)}
-    return names.map(lambda s: _DATASET_ORDER.get(s, extra.get(s)))
+    order = {**extra, **readings, **_DATASET_ORDER}
+    return names.map(order.get)
 
 
 def _method_sort_key(methods: pd.Series) -> pd.Series:
@@ -261,9 +264,16 @@ def compare_table3(
             id_vars=["dataset", "Ns"], value_vars=cols, var_name="column", value_name=name
         )
 
-    out = melt(ours, "ours").merge(
-        melt(paper, "paper"), on=["dataset", "Ns", "column"], how="outer", indicator=True
+    # a reading of a data set (DNA (ordinal)) is compared with the paper's row of it
+    ours_long = melt(ours, "ours")
+    ours_long.insert(0, "row", ours_long["dataset"].map(lambda d: PAPER_ROWS.get(d, d)))
+    out = ours_long.merge(
+        melt(paper, "paper").rename(columns={"dataset": "row"}),
+        on=["row", "Ns", "column"],
+        how="outer",
+        indicator=True,
     )
+    out["dataset"] = out["dataset"].fillna(out.pop("row"))
     out["present"] = (
         out.pop("_merge")
         .map({"both": "both", "left_only": "ours only", "right_only": "paper only"})

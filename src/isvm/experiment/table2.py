@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from isvm.data.load import Dataset
-from isvm.experiment.paper import PAPER_NAMES, paper_table
+from isvm.experiment.paper import PAPER_NAMES, base_dataset, paper_table
 from isvm.experiment.table_files import write_table
 
 #: Largest difference in base performance, in percentage points, flagged "near" not "DIFFERS".
@@ -80,7 +80,7 @@ def table2_frame(datasets: Iterable[Dataset]) -> pd.DataFrame:
     paper = paper_table(2).set_index("dataset")
     rows = []
     for ds in sorted(datasets, key=lambda d: d.name):
-        paper_name = TABLE2_NAMES.get(ds.name)
+        paper_name = TABLE2_NAMES.get(base_dataset(ds.name))  # a reading: its data set's
         if paper_name is None:  # a data set of the config's own_datasets
             rows.append(_own_row(ds))
             continue
@@ -105,7 +105,7 @@ def table2_frame(datasets: Iterable[Dataset]) -> pd.DataFrame:
                 "paper_base_pct": paper_pct,
                 "base_diff_pp": ours_pct - paper_pct,
                 "base_flag": flags[2],
-                "explanation": EXPLANATIONS.get(ds.name, "")
+                "explanation": EXPLANATIONS.get(base_dataset(ds.name), "")
                 if any(f != "match" for f in flags)
                 else "",
             }
