@@ -241,8 +241,6 @@ def test_bad_data_fails_before_any_work(monkeypatch):
     X[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         LOOSearchCV(InhibitorySVC(), GRID).fit(X, y)
-    with pytest.raises(ValueError, match="accuracy only"):
-        LOOSearchCV(InhibitorySVC(), GRID, scoring="f1_macro").fit(X, y)
 
 
 def _no_work(monkeypatch) -> None:
@@ -253,11 +251,15 @@ def _no_work(monkeypatch) -> None:
     monkeypatch.setattr(isvm.search, "_refit_folds", refuse)
 
 
-def test_a_single_sample_class_warns():
+def test_a_single_sample_class_is_refused(monkeypatch):
+    """LOO cannot score a class of one sample (its fold has none of it to learn from):
+    a one-line error before any work, for the engine and for refits alike."""
+    _no_work(monkeypatch)
     X, y = _small(seed=12)
     y[0] = 3  # the only sample of class 3
-    with pytest.warns(UserWarning, match="single sample"):
-        LOOSearchCV(InhibitorySVC(), {"C": [1.0]}).fit(X, y)
+    for estimator in (InhibitorySVC(), KernelPerceptron()):
+        with pytest.raises(ValueError, match="class 3 has a single sample"):
+            LOOSearchCV(estimator, {"gamma": [1.0]}).fit(X, y)
 
 
 @parametrize_with_checks(

@@ -21,6 +21,11 @@ Which estimator goes where is the estimator's own ``_loo_method()`` (its name in
 :data:`isvm.loo.LOO_METHODS`); parameters other than C and gamma are fixed at the
 estimator's values or, when gridded, an outer loop (one engine call per setting and
 gamma, along the C path).
+
+Every metric of ``scoring`` is computed on a candidate's N pooled held-out predictions
+(``loo_predictions_``), as ``cross_val_predict(..., cv=LeaveOneOut())`` and the metric
+would: for accuracy that is GridSearchCV's mean of one-point folds, for other metrics
+(balanced accuracy, macro F1) it is the only reading that is not degenerate.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import get_scorer
+from sklearn.metrics import accuracy_score, get_scorer
+from sklearn.metrics._scorer import _BaseScorer
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
@@ -49,6 +55,12 @@ from isvm.kernels import GAMMA_CONVENTION, kernel_matrix
 
 #: the parameters the engine walks (a path along C per gamma); any other is an outer loop
 PATH_PARAMS: tuple[str, ...] = ("C", "gamma")
+#: a target looks continuous (a regression target) when every label is a number, some
+#: label is not a whole number, and it has more distinct labels than this or than half
+#: the rows (:func:`continuous_target`)
+CONTINUOUS_DISTINCT = 10
+#: constant feature columns named in the warning, at most
+_SHOWN_COLUMNS = 10
 
 
 def _route(estimator: BaseEstimator) -> str | None:
@@ -151,6 +163,133 @@ def _best_has(name: str) -> Callable[[Any], bool]:
     return check
 
 
+class _PooledMetric:
+    """One metric of ``scoring`` on a candidate's N pooled LOO predictions.
+
+    ``sign * score_func(y, predictions, **kwargs)`` of its scikit-learn scorer: what
+    ``cross_val_predict(estimator, X, y, cv=LeaveOneOut())`` followed by the metric gives.
+    Accuracy alone is also the mean of the folds' 0/1 scores (``per_fold``), so only it
+    keeps GridSearchCV's ``split<k>_test_*`` keys and their std.
+    """
+
+    def __init__(self, scorer: _BaseScorer, label: str) -> None:
+        self.scorer, self.label = scorer, label
+        self.per_fold = (
+            scorer._score_func is accuracy_score and not scorer._kwargs and scorer._sign == 1
+        )
+
+    def __call__(self, y: NDArray, predictions: NDArray) -> float:
+        scorer = self.scorer
+        return float(scorer._sign * scorer._score_func(y, predictions, **scorer._kwargs))
+
+
+def _scorer(label: str, scoring: Any) -> _PooledMetric:
+    """The metric ``scoring`` names (a scikit-learn scoring name) or is (a scorer made by
+    ``make_scorer``); a ValueError, naming ``label``, for one that needs more than the
+    held-out predictions (probabilities, decision values) or is an opaque callable."""
+    scorer = get_scorer(scoring) if isinstance(scoring, str) else scoring
+    if not isinstance(scorer, _BaseScorer):
+        raise ValueError(
+            f"{label}: {scoring!r} is not a scikit-learn scorer; LOOSearchCV computes each "
+            "metric on the pooled held-out predictions, so give a scoring name or "
+            "make_scorer(metric) of (y_true, y_pred)"
+        )
+    methods = scorer._response_method
+    methods = (methods,) if isinstance(methods, str) else tuple(methods)
+    if methods != ("predict",):
+        raise ValueError(
+            f"{label} needs {' or '.join(methods)} of each held-out point; LOOSearchCV "
+            "scores held-out predictions only (metrics of (y_true, y_pred) such as "
+            "'accuracy', 'balanced_accuracy', 'f1_macro')"
+        )
+    return _PooledMetric(scorer, label)
+
+
+def _metrics(scoring: Any) -> tuple[dict[str, _PooledMetric], bool]:
+    """(metric name -> metric, several metrics?) of ``scoring``, as GridSearchCV reads it:
+    None (accuracy), a name or a scorer (one metric, named ``"score"``), a list or tuple
+    of distinct names, or a dict name -> name or scorer."""
+    if scoring is None or isinstance(scoring, str) or not isinstance(scoring, (list, tuple, dict)):
+        shown = "accuracy" if scoring is None else scoring
+        return {"score": _scorer(f"scoring={shown!r}", shown)}, False
+    if isinstance(scoring, dict):
+        if not scoring or not all(isinstance(k, str) for k in scoring):
+            raise ValueError(f"scoring as a dict needs metric names (str) as keys, got {scoring!r}")
+        items = list(scoring.items())
+    else:
+        if not scoring or not all(isinstance(k, str) for k in scoring):
+            raise ValueError(
+                "scoring as a list or tuple needs scoring names (str); use a dict "
+                f"name -> scorer for scorers; got {scoring!r}"
+            )
+        if len(set(scoring)) != len(scoring):
+            raise ValueError(f"scoring lists a metric twice: {scoring!r}")
+        items = [(name, name) for name in scoring]
+    return {name: _scorer(f"scoring[{name!r}]", value) for name, value in items}, True
+
+
+def _check_refit(refit: Any, metrics: Mapping[str, Any], multimetric: bool) -> None:
+    """GridSearchCV's rule: with several metrics ``refit`` names one, is a callable or is False."""
+    if not multimetric or refit is False or callable(refit):
+        return
+    if not (isinstance(refit, str) and refit in metrics):
+        raise ValueError(
+            f"with several metrics refit must name one of them ({', '.join(metrics)}), be a "
+            "callable of cv_results_ returning best_index_, or be False (then no best_* "
+            f"attributes); got refit={refit!r}"
+        )
+
+
+def _best_index(refit: Any, metric: str, results: Mapping[str, Any]) -> int:
+    """``best_index_`` as GridSearchCV chooses it: ``refit(cv_results_)`` where refit is a
+    callable, else the first candidate of rank 1 on ``metric``."""
+    if not callable(refit):
+        return int(results[f"rank_test_{metric}"].argmin())
+    index = refit(results)
+    if not isinstance(index, numbers.Integral):
+        raise TypeError("best_index_ returned is not an integer")
+    if index < 0 or index >= len(results["params"]):
+        raise IndexError("best_index_ index out of range")
+    return int(index)
+
+
+def continuous_target(y: ArrayLike) -> str | None:
+    """Why ``y`` looks like a regression target, or None where it looks like class labels.
+
+    It does when every label is a number (or a string that reads as one), some label is
+    not a whole number, and there are more than :data:`CONTINUOUS_DISTINCT` (10) distinct
+    labels or more than half as many as rows: measurements, not classes.
+    """
+    y = np.asarray(y).ravel()
+    try:
+        labels = np.unique(y)
+        values = np.array([float(v) for v in labels], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if values.size == 0 or not np.isfinite(values).all() or np.all(values == np.round(values)):
+        return None
+    if labels.shape[0] <= min(CONTINUOUS_DISTINCT, y.shape[0] / 2):
+        return None
+    return f"{labels.shape[0]} distinct numeric labels in {y.shape[0]} rows, not all whole numbers"
+
+
+def _check_class_sizes(classes: NDArray, counts: NDArray) -> None:
+    """A one-line ValueError where a class has fewer than 2 samples: the fold holding out
+    its only sample has no example of it, so LOO cannot score that class."""
+    single = classes[counts < 2]
+    if single.shape[0]:
+        shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in single[:5])
+        if single.shape[0] == 1:
+            which = f"class {shown} has a single sample"
+        else:
+            more = f" (and {single.shape[0] - 5} more)" if single.shape[0] > 5 else ""
+            which = f"classes {shown}{more} have a single sample each"
+        raise ValueError(
+            "leave-one-out needs at least 2 samples of every class (the fold holding out a "
+            f"class's only sample has none of it to learn from); {which}"
+        )
+
+
 class _Progress:
     """``verbose`` output: one line per grid point as it is done."""
 
@@ -173,7 +312,7 @@ class _Progress:
 class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Exact leave-one-out grid search: ``GridSearchCV(cv=LeaveOneOut())``'s results, fast.
 
-    Scores every candidate of ``param_grid`` by its leave-one-out (LOO) accuracy,
+    Scores every candidate of ``param_grid`` by its leave-one-out (LOO) predictions,
     picks the best and refits it on all data, with scikit-learn's search API. For the
     bias-free formulations with the rbf kernel the exact LOO engine
     (:func:`isvm.loo.loo_grid`) computes a whole C path per gamma at the cost of a few
@@ -189,42 +328,61 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     param_grid : dict or list of dicts, parameter name -> list of values, as for
         ``GridSearchCV``. ``C`` and ``gamma`` form the engine's path; other parameters
         are fixed at the estimator's values or, where listed, an outer loop.
-    scoring : "accuracy" (or None, the same): with one test point per fold the
-        per-fold score is 0 or 1 and its mean is the LOO accuracy.
-    refit : refit the best candidate on all data as ``best_estimator_``.
+    scoring : a metric of (y_true, y_pred), computed on each candidate's N pooled LOO
+        predictions (``cross_val_predict(..., cv=LeaveOneOut())`` then the metric, not a
+        mean of one-point folds): a scikit-learn scoring name ("accuracy", the default,
+        or None; "balanced_accuracy", "f1_macro", ...) or a scorer
+        (``make_scorer(f1_score, average="macro")``); several as a list or tuple of
+        names or a dict name -> name or scorer. Metrics of probabilities or decision
+        values ("roc_auc", "neg_log_loss", ...) are refused: a ValueError naming them.
+    refit : as in GridSearchCV: True (refit the best candidate on all data as
+        ``best_estimator_``), False, a metric name (needed, or a callable, with several
+        metrics) or a callable ``refit(cv_results_) -> best_index_`` (then
+        ``best_score_`` is not set).
     n_jobs : threads for the engine's folds (``loo_grid``'s ``threads``) and joblib
         workers for the per-fold refits; None means 1, -1 all cores. Results do not
         depend on it.
     verbose : > 0 prints one line per grid point (to stderr) as it is done.
+    allow_continuous_target : False refuses a target that looks continuous
+        (:func:`continuous_target`: every label a number, some not whole, more than 10
+        distinct or more than N/2); True classifies it anyway.
 
     Attributes
     ----------
     cv_results_ : dict of arrays, scikit-learn's keys: ``params``, ``param_<name>``,
-        ``split<k>_test_score`` (k = 0..N-1, 0 or 1: fold k's held-out point right),
-        ``mean_test_score`` (the LOO accuracy), ``std_test_score``, ``rank_test_score``,
-        ``mean_fit_time`` (seconds per fold: the grid point's time / N, fit and
-        prediction), ``std_fit_time``, ``mean_score_time``, ``std_score_time`` (0: not
-        separated); and ``n_uncertified`` (folds whose prediction the engine's
-        certificate could not prove: near-ties; every fold of a refit), ``n_capped``
-        (fits at their iteration cap), ``loo_route`` (``"engine:<method>"``,
-        ``"refit:<method>"`` or ``"refit"``).
-    best_index_, best_params_, best_score_ : the best candidate. **Ties** go to the
-        first of the best in ``params`` order (the order of :class:`ParameterGrid`), as
-        in scikit-learn: ``best_index_`` is the first candidate with
-        ``rank_test_score == 1``.
-    best_estimator_, refit_time_ : the best candidate fitted on all data (``refit=True``).
+        ``mean_test_<m>``, ``std_test_<m>``, ``rank_test_<m>`` per metric (``<m>`` is
+        ``score`` for one metric, else the metric's name), ``split<k>_test_<m>`` (k =
+        0..N-1) for accuracy only (0 or 1: fold k's held-out point right; its mean is
+        the LOO accuracy); another metric is one score of the pooled predictions, so it
+        has no split keys and its std is NaN. ``mean_fit_time`` (seconds per fold: the
+        grid point's time / N, fit and prediction), ``std_fit_time``,
+        ``mean_score_time``, ``std_score_time`` (0: not separated); and
+        ``n_uncertified`` (folds whose prediction the engine's certificate could not
+        prove: near-ties; every fold of a refit), ``n_capped`` (fits at their iteration
+        cap), ``loo_route`` (``"engine:<method>"``, ``"refit:<method>"`` or ``"refit"``).
+    loo_predictions_ : (n_candidates, N) array, candidate k's held-out prediction of
+        every sample, in ``params`` order: what every metric is computed from.
+    best_index_, best_params_, best_score_ : the best candidate by the (refit) metric.
+        **Ties** go to the first of the best in ``params`` order (the order of
+        :class:`ParameterGrid`), as in scikit-learn: ``best_index_`` is the first
+        candidate with ``rank_test_<m> == 1``. With several metrics and ``refit=False``
+        none is set; with a callable ``refit``, ``best_score_`` is not.
+    best_estimator_, refit_time_ : the best candidate fitted on all data (``refit``).
     n_splits_ : N, the number of folds.
-    multimetric_ : False.
+    multimetric_ : whether several metrics were scored.
+    scorer_ : the scikit-learn scorer, or a dict name -> scorer for several metrics.
 
     Notes
     -----
-    The engine keeps all L classes in every fold (a fold whose held-out point is the
-    only one of its class still has L classes), where a refit on the fold's points has
-    L - 1: with a class of one sample the two can differ at that point; ``fit`` warns.
-    The engine's folds are exact for the estimator's problem whatever its ``solver``;
-    a refit at a loose ``tol`` can differ from the exact optimum at near-ties. X is
-    validated into a numeric array (no NaN) before anything else, also for estimators
-    served by refitting.
+    ``fit`` refuses, in one line, a class of a single sample (its fold has nothing to
+    learn the class from), a target that looks continuous, and a metric that fails on
+    the labels, before any LOO work; it warns once where feature columns are constant
+    (kept: the refitted estimator sees the columns the search saw; for this package's
+    kernels they count in the per-feature gamma's n_features). The engine's folds are
+    exact for the estimator's problem whatever its ``solver``; a refit at a loose
+    ``tol`` can differ from the exact optimum at near-ties. X is validated into a
+    numeric array (no NaN) before anything else, also for estimators served by
+    refitting.
     """
 
     def __init__(
@@ -236,6 +394,7 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         refit=True,
         n_jobs=None,
         verbose=0,
+        allow_continuous_target=False,
     ):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -243,35 +402,22 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
+        self.allow_continuous_target = allow_continuous_target
 
     # ------------------------------------------------------------------ fit
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> LOOSearchCV:
-        """Score every candidate by its exact LOO accuracy, then refit the best on X, y."""
-        if self.scoring not in ("accuracy", None):
-            raise ValueError(
-                "LOOSearchCV scores by accuracy only (scoring='accuracy' or None): each "
-                f"fold has one test point; got scoring={self.scoring!r}"
-            )
+        """Score every candidate's exact LOO predictions by ``scoring``, then refit the best."""
+        metrics, multimetric = _metrics(self.scoring)
+        _check_refit(self.refit, metrics, multimetric)
         candidates = _check_grid(self.estimator, self.param_grid)
         X, y = validate_data(self, X, y, dtype="numeric", ensure_all_finite=True)
-        check_classification_targets(y)
-        classes, counts = np.unique(y, return_counts=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"LOOSearchCV needs samples of at least 2 classes, got 1 class ({classes[0]})"
-            )
+        self._check_target(y, metrics)
         estimators = [clone(self.estimator).set_params(**params) for params in candidates]
         for est in estimators:
             _check_candidate(est)
+        self._warn_constant_columns(X)
         routes = [_route(est) for est in estimators]
-        if any(r is not None for r in routes) and counts.min() < 2:
-            warnings.warn(
-                "a class has a single sample: the LOO engine keeps all classes in its fold, "
-                "a refit (GridSearchCV) trains that fold without the class",
-                UserWarning,
-                stacklevel=2,
-            )
         n = y.shape[0]
         preds = np.empty((len(candidates), n), dtype=y.dtype)
         seconds = np.zeros(len(candidates))
@@ -296,7 +442,8 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             for k, pred, row in served:
                 preds[k] = pred
                 seconds[k], uncertified[k], capped[k] = row
-        self._store(candidates, routes, y, preds, seconds, uncertified, capped)
+        work = (seconds, uncertified, capped)
+        self._store(candidates, routes, y, preds, work, metrics, multimetric)
         if self.refit:
             start = time.perf_counter()
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_)
@@ -304,37 +451,116 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.refit_time_ = time.perf_counter() - start
         return self
 
-    def _store(self, candidates, routes, y, preds, seconds, uncertified, capped) -> None:
-        """``cv_results_`` and the best candidate, computed as GridSearchCV computes them."""
+    def _check_target(self, y: NDArray, metrics: Mapping[str, _PooledMetric]) -> None:
+        """One-line ValueErrors, before any fit, for a target LOO cannot score: one that
+        looks continuous (unless ``allow_continuous_target``), one class, a class of one
+        sample, or a metric that fails on these labels (tried on y against itself)."""
+        reason = None if self.allow_continuous_target else continuous_target(y)
+        if reason is not None:
+            raise ValueError(
+                f"y looks continuous, a regression target ({reason}); LOOSearchCV selects "
+                "a classifier. If these are class labels, pass allow_continuous_target=True "
+                "(and the labels as strings where they are not whole numbers)"
+            )
+        check_classification_targets(y)
+        classes, counts = np.unique(y, return_counts=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"LOOSearchCV needs samples of at least 2 classes, got 1 class ({classes[0]})"
+            )
+        _check_class_sizes(classes, counts)
+        for metric in metrics.values():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    metric(y, y)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{metric.label} fails on these labels: {exc}") from exc
+
+    def _warn_constant_columns(self, X: NDArray) -> None:
+        """One warning naming the constant feature columns: they are kept (the estimator
+        refitted on X sees the same columns as the search), but they carry no information
+        and, for this package's kernels, count in the per-feature gamma's n_features."""
+        if get_tags(self.estimator).input_tags.pairwise or X.shape[0] < 2:
+            return
+        constant = np.flatnonzero(np.ptp(X, axis=0) == 0)
+        if not constant.shape[0]:
+            return
+        names = getattr(self, "feature_names_in_", None)
+        shown = [repr(str(names[j])) if names is not None else str(j) for j in constant]
+        listed = ", ".join(shown[:_SHOWN_COLUMNS])
+        if len(shown) > _SHOWN_COLUMNS:
+            listed += f" and {len(shown) - _SHOWN_COLUMNS} more"
+        p = X.shape[1]
+        gamma = (
+            f"; they count in the per-feature gamma's n_features = {p} "
+            f"(exp(-gamma ||x - x'||^2 / {p})): drop them to scale gamma over the other "
+            f"{p - constant.shape[0]}"
+            if isinstance(self.estimator, KernelClassifier)
+            else ""
+        )
+        warnings.warn(
+            f"LOOSearchCV: constant feature column(s) {listed} of {p} are kept{gamma}",
+            UserWarning,
+            stacklevel=3,
+        )
+
+    def _store(self, candidates, routes, y, preds, work, metrics, multimetric) -> None:
+        """``cv_results_`` and the best candidate, with GridSearchCV's keys: each metric on
+        every candidate's pooled LOO predictions (``loo_predictions_``); ``work`` is
+        (seconds, uncertified folds, capped fits) per candidate."""
         n = y.shape[0]
-        splits = (preds == y[None, :]).astype(np.float64)
-        means = np.average(splits, axis=1)
-        stds = np.sqrt(np.average((splits - means[:, None]) ** 2, axis=1))
+        seconds, uncertified, capped = work
+        for stale in (
+            "best_index_",
+            "best_params_",
+            "best_score_",
+            "best_estimator_",
+            "refit_time_",
+        ):
+            self.__dict__.pop(stale, None)  # a previous fit's, which this one may not set
+        correct = (preds == y[None, :]).astype(np.float64)
+        zeros = np.zeros(len(candidates))
         results: dict[str, Any] = {
             "mean_fit_time": seconds / n,
-            "std_fit_time": np.zeros(len(candidates)),
-            "mean_score_time": np.zeros(len(candidates)),
-            "std_score_time": np.zeros(len(candidates)),
+            "std_fit_time": zeros.copy(),
+            "mean_score_time": zeros.copy(),
+            "std_score_time": zeros.copy(),
             **_masked_params(candidates),
             "params": candidates,
         }
-        for k in range(n):
-            results[f"split{k}_test_score"] = splits[:, k]
-        results["mean_test_score"] = means
-        results["std_test_score"] = stds
-        results["rank_test_score"] = _ranks(means)
+        for name, metric in metrics.items():
+            if metric.per_fold:  # accuracy: the mean of the folds' 0/1, as GridSearchCV
+                for k in range(n):
+                    results[f"split{k}_test_{name}"] = correct[:, k]
+                means = np.average(correct, axis=1)
+                stds = np.sqrt(np.average((correct - means[:, None]) ** 2, axis=1))
+            else:  # one score of all N predictions: no per-fold scores, no spread
+                means = np.array([metric(y, pred) for pred in preds], dtype=np.float64)
+                stds = np.full(len(candidates), np.nan)
+            results[f"mean_test_{name}"] = means
+            results[f"std_test_{name}"] = stds
+            results[f"rank_test_{name}"] = _ranks(means)
         results["n_uncertified"] = uncertified
         results["n_capped"] = capped
         results["loo_route"] = np.array(
             ["refit" if r is None else _route_name(r) for r in routes], dtype=object
         )
         self.cv_results_ = results
-        self.best_index_ = int(results["rank_test_score"].argmin())
-        self.best_params_ = candidates[self.best_index_]
-        self.best_score_ = float(means[self.best_index_])
+        self.loo_predictions_ = preds
         self.n_splits_ = n
-        self.multimetric_ = False
-        self.scorer_ = get_scorer("accuracy")
+        self.multimetric_ = multimetric
+        self.scorer_ = (
+            {name: metric.scorer for name, metric in metrics.items()}
+            if multimetric
+            else metrics["score"].scorer
+        )
+        if self.refit or not multimetric:
+            metric = self.refit if multimetric and isinstance(self.refit, str) else "score"
+            self.best_index_ = _best_index(self.refit, metric, results)
+            self.best_params_ = candidates[self.best_index_]
+            if not callable(self.refit):
+                self.best_score_ = float(results[f"mean_test_{metric}"][self.best_index_])
 
     # ------------------------------------------------------------------ the paper's view
 
@@ -345,7 +571,14 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from isvm.experiment.pooling import top_mean
 
         check_is_fitted(self, "cv_results_")
-        means = np.asarray(self.cv_results_["mean_test_score"], dtype=np.float64)
+        metric = "score"
+        if self.multimetric_:
+            if not isinstance(self.refit, str):
+                raise ValueError(
+                    "grid_summary of several metrics needs refit to name the one to summarise"
+                )
+            metric = self.refit
+        means = np.asarray(self.cv_results_[f"mean_test_{metric}"], dtype=np.float64)
         out = {f"top{q:g}_mean": top_mean(means, q) for q in qs}
         out["near_best_share"] = float(np.mean(means >= means.max() - near - 1e-12))
         return out
@@ -380,9 +613,16 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.best_estimator_.predict_proba(X)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
-        """Accuracy of ``best_estimator_`` on X, y (the search's scoring)."""
+        """``best_estimator_``'s score on X, y by the search's metric (the refit one where
+        there are several), as GridSearchCV scores."""
         self._fitted_best()
-        return self.best_estimator_.score(X, y, sample_weight=sample_weight)
+        scorer = self.scorer_
+        if self.multimetric_:
+            if not isinstance(self.refit, str):
+                raise ValueError("score of several metrics needs refit to name the one to use")
+            scorer = scorer[self.refit]
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return float(scorer(self.best_estimator_, X, y, **weights))
 
     @property
     def classes_(self) -> NDArray:
