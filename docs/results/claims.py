@@ -1,36 +1,361 @@
-"""The numbers behind docs/results/README.md's "The paper's claims", from committed tables.
+"""The numbers of docs/results/README.md, computed from the committed tables.
 
-    python docs/results/claims.py docs/results/ns50 docs/results/ns100
+    python docs/results/claims.py            # the generated blocks, as Markdown
+    python docs/results/claims.py --check    # exit 1 where prose and tables disagree, naming each
+    python docs/results/claims.py --write    # rewrite the generated blocks of the docs in place
 
-Each argument is the folder of one run's tables (rows of Ns run apart). Prints
-Markdown: the comparison with the paper per row (``table3_rows``), Table 4 per row
-beside the paper's, the winner per data set and row, and the share of the grid near
-the best per method and row where ``near_best.csv`` is there. A row is the paper's
-(Iris 140 and Wine 150 count in row 200). Nothing here is typed by hand.
+The folders ``ns50``, ``ns100``, ``ns200`` and ``ns500`` next to this file hold one row of
+Ns each (Iris 140 and Wine 150 count in row 200, as in the paper's Table 4). Everything
+here reads their tables (and the paper's, ``isvm.experiment.paper``) through the project's
+own helpers (``compare_table3``, ``row_summary``, ``table4_rows``); nothing is typed by hand.
+
+Two mechanisms keep docs/results/README.md and README.md's "## Results" section equal to
+the tables (``prose.py`` next to this file):
+
+* **generated blocks**: Markdown between ``<!-- generated: NAME -->`` and
+  ``<!-- /generated -->`` is :data:`BLOCKS` ``[NAME]`` rendered from the tables;
+  ``--write`` rewrites it, ``--check`` fails on any difference;
+* **inline numbers**: every other number of those texts is a field of a registered
+  sentence fragment (``prose.FACTS``: a name, the fragment with ``{fields}``, a function
+  computing the fields from :class:`Tables`), or a label or an exempt setting or cost
+  (``prose.LABELS``, ``prose.EXEMPT``, each with its reason); ``--check`` fails on a
+  fragment whose printed numbers differ from the computed ones (rounded as printed) and
+  on any number that is none of these.
+
+``tests/test_results_prose.py`` runs the check on the committed docs.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+import textwrap
+from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats
 
-from isvm.experiment.lrt import table4_rows
+from isvm.experiment.lrt import (
+    critical_value,
+    k_from_printed,
+    likelihood_ratio,
+    paper_round,
+    table4_rows,
+)
 from isvm.experiment.paper import paper_table
-from isvm.experiment.pooling import compare_table3, row_summary
+from isvm.experiment.pooling import compare_table3, comparison_summary, row_summary
 
+HERE = Path(__file__).resolve().parent
+ROWS = (50, 100, 200, 500)
 METHODS = ("isvm", "ova", "ww")
-NAMES = {"isvm": "ISVM", "ova": "1-vs-all", "ww": "WW"}
+RIVALS = ("ova", "ww")
+PERCENTILES = (10, 25, 50)
+NAMES = {"isvm": "ISVM", "ova": "1-vs-all", "ww": "WW", "isvm_neg": "isvm_neg"}
+#: Table 4's name of each rival (the paper prints 1-vs-all as "SVM")
+T4_RIVAL = {"ova": "svm", "ww": "ww"}
+#: registry names of loo_diagnostics.csv -> the printed names of Table 3
+PRINTED = {
+    "abalone": "Abalone",
+    "dna": "DNA",
+    "ecoli": "E. coli",
+    "glass": "Glass",
+    "iris": "Iris",
+    "satimage": "L. Sat",
+    "letter": "Letter",
+    "mnist": "MNIST",
+    "segment": "Segment",
+    "shuttle": "Shuttle",
+    "vehicle": "Vehicle",
+    "vowel": "Vowel",
+    "wine": "Wine",
+    "yeast": "Yeast",
+}
+#: the chances of an ISVM win per data set at which the power block states the test's power
+POWER_AT = (0.6, 0.7, 0.8)
+NUMBER_WORDS = {
+    n: w
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+}
 
 
-def _read(folders: list[Path], name: str) -> pd.DataFrame:
-    frames = [pd.read_csv(f / name) for f in folders if (f / name).exists()]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+def word(n: int) -> str:
+    """A count as the prose writes it: a word up to twelve, digits above."""
+    return NUMBER_WORDS.get(int(n), str(int(n)))
 
 
-def comparison(folders: list[Path]) -> str:
-    rows = row_summary(compare_table3(_read(folders, "table3.csv")))
+def _row_of(table: pd.DataFrame) -> int | None:
+    rows = set(table4_rows(table["Ns"]))
+    return rows.pop() if len(rows) == 1 else None
+
+
+class Tables:
+    """The committed tables of some rows (one folder each), read once, and what derives
+    from them: the per-row comparison with the paper, Table 4, the diagnostics."""
+
+    def __init__(self, folders: Sequence[Path] | None = None) -> None:
+        folders = [HERE / f"ns{r}" for r in ROWS] if folders is None else folders
+        self.folders: dict[int, Path] = {}
+        for f in map(Path, folders):
+            row = _row_of(pd.read_csv(f / "table3.csv"))
+            if row is None:
+                raise ValueError(f"{f}: table3.csv holds more than one row of Ns")
+            self.folders[row] = f
+        self.rows = tuple(sorted(self.folders))
+
+    # --- reading -------------------------------------------------------------------
+
+    def read(self, name: str, rows: Sequence[int] | None = None) -> pd.DataFrame:
+        """``name`` of each row's folder (where it is there), stacked, with a ``row`` column."""
+        frames = [
+            pd.read_csv(self.folders[r] / name).assign(row=r)
+            for r in (self.rows if rows is None else rows)
+            if (self.folders[r] / name).exists()
+        ]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    @cached_property
+    def table3(self) -> pd.DataFrame:
+        return self.read("table3.csv")
+
+    @cached_property
+    def comparison(self) -> pd.DataFrame:
+        """compare_table3 of every row: the cells on both sides, with their ``row``."""
+        c = compare_table3(self.table3.drop(columns="row"))
+        c = c[c["present"] == "both"]
+        return c.assign(row=table4_rows(c["Ns"]))
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """row_summary of every row, indexed by (row, method)."""
+        return row_summary(compare_table3(self.table3.drop(columns="row"))).set_index(
+            ["row", "method"]
+        )
+
+    @cached_property
+    def table4(self) -> pd.DataFrame:
+        return self.read("table4_vs_paper.csv")
+
+    @cached_property
+    def paper3(self) -> pd.DataFrame:
+        p = paper_table(3)
+        return p.assign(row=table4_rows(p["Ns"]))
+
+    # --- Table 3 -------------------------------------------------------------------
+
+    def datasets(self, row: int) -> list[str]:
+        """The data sets of a row, in the order of its table3.csv."""
+        return list(self.table3.loc[self.table3["row"] == row, "dataset"])
+
+    def ns_of(self, dataset: str, row: int) -> int:
+        t = self.table3
+        return int(t.loc[(t["row"] == row) & (t["dataset"] == dataset), "Ns"].iloc[0])
+
+    def cells(self, row: int) -> int:
+        return int(self.summary.loc[(row, "isvm"), "cells"])
+
+    def n_datasets(self, row: int) -> int:
+        return int(self.summary.loc[(row, "isvm"), "datasets"])
+
+    def stat(self, row: int, column: str, method: str = "isvm") -> float:
+        """A column of row_summary: mean_abs_diff, isvm_gt_ova, corr_isvm_minus_ww, ..."""
+        return self.summary.loc[(row, method), column]
+
+    def without(self, row: int, exclude: Sequence[str], column: str, method: str) -> float:
+        """comparison_summary's ``column`` for ``method`` over a row's cells, some data sets out."""
+        c = self.comparison
+        s = comparison_summary(c[(c["row"] == row) & ~c["dataset"].isin(exclude)])
+        return s.set_index("method").loc[method, column]
+
+    def value(self, dataset: str, row: int, method: str, q: int, source: str = "ours") -> float:
+        """One cell of Table 3, ours or the paper's."""
+        t = self.table3 if source == "ours" else self.paper3
+        at = (t["row"] == row) & (t["dataset"] == dataset)
+        return float(t.loc[at, f"{method}_{q}"].iloc[0])
+
+    def offset(self, dataset: str, row: int, method: str) -> float:
+        """Ours - the paper's, mean of the 10/25/50% columns."""
+        c = self.comparison
+        at = (c["row"] == row) & (c["dataset"] == dataset) & (c["method"] == method)
+        return float(c.loc[at, "diff"].mean())
+
+    def offsets(self, dataset: str, method: str) -> list[float]:
+        """offset() in every row that has the data set."""
+        return [self.offset(dataset, r, method) for r in self.rows if dataset in self.datasets(r)]
+
+    def lead(
+        self, dataset: str, row: int, rival: str, q: int | None = None, source: str = "ours"
+    ) -> float:
+        """ISVM - rival, at column q or (None) the mean of the three columns."""
+        qs = PERCENTILES if q is None else (q,)
+        return float(
+            np.mean(
+                [
+                    self.value(dataset, row, "isvm", p, source)
+                    - self.value(dataset, row, rival, p, source)
+                    for p in qs
+                ]
+            )
+        )
+
+    def best(self, dataset: str, row: int, q: int = 10, source: str = "ours") -> list[str]:
+        """The best method(s) of a cell (ties at the table's printed precision)."""
+        digits = 4 if source == "ours" else 2
+        v = {m: round(self.value(dataset, row, m, q, source), digits) for m in METHODS}
+        top = max(v.values())
+        return [m for m in METHODS if v[m] == top]
+
+    def isvm_best(self, row: int, source: str = "ours") -> int:
+        """Data sets whose best method at 10% is ISVM (alone or tied)."""
+        return sum("isvm" in self.best(d, row, 10, source) for d in self.datasets(row))
+
+    def near_ties(self, row: int, rival: str, q: int, points: float) -> list[str]:
+        """Data sets whose ours ISVM - rival at column q is under ``points`` in size."""
+        return [d for d in self.datasets(row) if abs(self.lead(d, row, rival, q)) < points]
+
+    # --- Table 4 -------------------------------------------------------------------
+
+    def t4(self, row: int, rival: str, q: int) -> pd.Series:
+        """A cell of table4_vs_paper: n, k, k_paper, ours (printed LR), paper, lr, p_value."""
+        t = self.table4
+        at = (t["row"] == row) & (t["rival"] == T4_RIVAL[rival]) & (t["percentile"] == q)
+        return t.loc[at].iloc[0]
+
+    # --- diagnostics, timing, near-best ------------------------------------------------
+
+    @cached_property
+    def diagnostics(self) -> pd.DataFrame:
+        d = self.read("loo_diagnostics.csv")
+        folds = d["n_subsamples"] * d["n_grid_points"] * d["Ns"]
+        return d.assign(dataset=d["dataset"].map(PRINTED), pct=100 * d["uncertified_folds"] / folds)
+
+    def uncertified(self, row: int, datasets: Sequence[str], decimals: int) -> str:
+        """The % of uncertified folds of some data sets (every method), 'lo-hi' or one value."""
+        d = self.diagnostics
+        pct = d.loc[(d["row"] == row) & d["dataset"].isin(datasets), "pct"]
+        lo, hi = (f"{v:.{decimals}f}" for v in (pct.min(), pct.max()))
+        return lo if lo == hi else f"{lo}-{hi}"
+
+    def uncertified_max(self, row: int, exclude: Sequence[str]) -> float:
+        d = self.diagnostics
+        return float(d.loc[(d["row"] == row) & ~d["dataset"].isin(exclude), "pct"].max())
+
+    def capped(self, row: int, method: str | None = None, dataset: str | None = None) -> int:
+        d = self.diagnostics
+        at = d["row"] == row
+        at &= True if method is None else d["method"] == method
+        at &= True if dataset is None else d["dataset"] == dataset
+        return int(d.loc[at, "capped_fits"].sum())
+
+    def fits(self, row: int) -> int:
+        d = self.diagnostics[self.diagnostics["row"] == row]
+        return int((d["n_subsamples"] * d["n_grid_points"]).sum())
+
+    def timing(self, row: int, line: str = "All", sub: str = "") -> dict[str, float]:
+        """A line (a data set, or "All") of a row's training_time.md (``sub``: of a folder
+        in the row's, e.g. isvm_neg): LOO core-seconds per method and ratios to WW."""
+        path = self.folders[row] / sub / "training_time.md"
+        lines = [ln for ln in path.read_text().splitlines() if ln.startswith("|")]
+        head = [c.strip() for c in lines[0].strip("|").split("|")]
+        for ln in lines[2:]:
+            cells = [c.strip() for c in ln.strip("|").split("|")]
+            if cells[0] == line:
+                return {h: float(c) for h, c in zip(head[1:], cells[1:], strict=True)}
+        raise ValueError(f"{path}: no line {line!r}")
+
+    @cached_property
+    def near(self) -> pd.DataFrame:
+        return self.read("near_best.csv")
+
+    def near_share(self, row: int, method: str, tolerance: float = 1.0) -> float:
+        n = self.near
+        at = (
+            (n["row"] == row)
+            & (n["method"] == method)
+            & ((n["tolerance"] - tolerance).abs() < 1e-9)
+        )
+        return float(n.loc[at, "share"].mean())
+
+    def near_wins(self, row: int, method: str, tolerance: float = 1.0) -> int:
+        n = self.near
+        at = (n["row"] == row) & ((n["tolerance"] - tolerance).abs() < 1e-9)
+        wide = n[at].pivot_table(index="dataset", columns="method", values="share")
+        return int((wide[list(METHODS)].idxmax(axis=1) == method).sum())
+
+    # --- the Ns = 50 extras: isvm_neg, Table 5, the sensitivity study --------------------
+
+    @cached_property
+    def neg(self) -> pd.DataFrame:
+        """isvm_neg beside our ISVM, 1-vs-all and WW of the same subsamples (Ns = 50)."""
+        neg = pd.read_csv(self.folders[50] / "isvm_neg" / "table3.csv")
+        neg = neg[["dataset", "Ns"] + [f"isvm_neg_{q}" for q in PERCENTILES]]
+        ours = self.table3[self.table3["row"] == 50].drop(columns="row")
+        return ours.merge(neg, on=["dataset", "Ns"])
+
+    def neg_minus(self, q: int | None, other: str = "isvm") -> pd.Series:
+        """isvm_neg - ``other`` per data set at column q (None: mean of the three)."""
+        n = self.neg.set_index("dataset")
+        qs = PERCENTILES if q is None else (q,)
+        return sum(n[f"isvm_neg_{p}"] - n[f"{other}_{p}"] for p in qs) / len(qs)
+
+    def table5(self, method: str, L: int) -> float:
+        t = pd.read_csv(self.folders[50] / "isvm_neg" / "table5.csv")
+        return float(t.loc[(t["loss"] == method) & (t["L"] == L), "ours_pct"].iloc[0])
+
+    def table5_max(self, method: str) -> float:
+        t = pd.read_csv(self.folders[50] / "isvm_neg" / "table5.csv")
+        return float(t.loc[t["loss"] == method, "ours_pct"].max())
+
+    def table5_draws(self) -> int:
+        text = (self.folders[50] / "isvm_neg" / "table5.md").read_text()
+        return int(re.search(r"draws per cell: (\d+)", text).group(1))
+
+    @cached_property
+    def sensitivity(self) -> pd.DataFrame:
+        return pd.read_csv(self.folders[50] / "sensitivity.csv")
+
+    def sens(self, column: str, **where: str) -> pd.Series:
+        s = self.sensitivity
+        for k, v in where.items():
+            s = s[s[k] == v]
+        return s[column]
+
+    @cached_property
+    def sensitivity_datasets(self) -> pd.DataFrame:
+        return pd.read_csv(self.folders[50] / "sensitivity_datasets.csv")
+
+
+# --- number formats the prose uses ---------------------------------------------------
+
+
+def fmt_seq(values: Sequence[float], spec: str, sep: str = " / ") -> str:
+    return sep.join(format(v, spec) for v in values)
+
+
+def fmt_range(values: Sequence[float], spec: str, sep: str = "-") -> str:
+    """'lo-hi' of some values (one value when both ends print the same)."""
+    lo, hi = format(min(values), spec), format(max(values), spec)
+    return lo if lo == hi else f"{lo}{sep}{hi}"
+
+
+def fmt_p(p: float) -> str:
+    """An exact p-value as the prose prints it: 2 significant digits."""
+    return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
+
+
+def fmt_lr(value: float) -> str:
+    return f"{value:g}"
+
+
+# --- the generated blocks ------------------------------------------------------------
+
+
+def comparison(t: Tables) -> str:
+    """Table 3 vs the paper, per row (row_summary)."""
     out = [
         "| Ns | data sets | mean \\|diff\\| ISVM / 1-vs-all / WW | ISVM > 1-vs-all, ours (paper) "
         "| ISVM > WW, ours (paper) | corr. of ISVM - 1-vs-all / ISVM - WW with the paper's "
@@ -38,14 +363,13 @@ def comparison(folders: list[Path]) -> str:
         "| best method as the paper's |",
         "| ---: | ---: | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for row, g in rows.groupby("row"):
-        m = g.set_index("method")
-        i = m.loc["isvm"]
+    for row in t.rows:
+        i = t.summary.loc[(row, "isvm")]
         n = {k: int(i[k]) for k in ("datasets", "cells", "same_winner", "winner_cells")}
         n.update({k: int(i[k]) for k in i.index if "_gt_" in k})
         out.append(
             f"| {row} | {n['datasets']} | "
-            + " / ".join(f"{m.loc[k, 'mean_abs_diff']:.2f}" for k in METHODS)
+            + " / ".join(f"{t.stat(row, 'mean_abs_diff', m):.2f}" for m in METHODS)
             + f" | {n['isvm_gt_ova']} of {n['cells']} ({n['paper_isvm_gt_ova']})"
             + f" | {n['isvm_gt_ww']} of {n['cells']} ({n['paper_isvm_gt_ww']})"
             + f" | {i['corr_isvm_minus_ova']:.2f} / {i['corr_isvm_minus_ww']:.2f}"
@@ -56,77 +380,303 @@ def comparison(folders: list[Path]) -> str:
     return "\n".join(out)
 
 
-def table4(folders: list[Path]) -> str:
-    comp = _read(folders, "table4_vs_paper.csv")
+def table4(t: Tables) -> str:
+    """Table 4 per row: our printed LR (k of n) beside the paper's."""
     out = [
         "| Ns | rival | 10% ours (paper) | 25% ours (paper) | 50% ours (paper) |",
         "| ---: | --- | --- | --- | --- |",
     ]
-    for (ns, rival), g in comp.groupby(["Ns", "rival"], sort=True):
-        g = g.set_index("percentile")
-        cells = [
-            f"{g.loc[q, 'ours']:g} (k={g.loc[q, 'k']}/{g.loc[q, 'n']}; {g.loc[q, 'paper']:g})"
-            for q in (10, 25, 50)
-        ]
-        name = "1-vs-all" if rival == "svm" else "WW"
-        out.append(f"| {ns} | {name} | " + " | ".join(cells) + " |")
+    for row in t.rows:
+        for rival in RIVALS:
+            cells = []
+            for q in PERCENTILES:
+                c = t.t4(row, rival, q)
+                cells.append(f"{fmt_lr(c['ours'])} (k={c['k']}/{c['n']}; {fmt_lr(c['paper'])})")
+            out.append(f"| {row} | {NAMES[rival]} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
-def winners(folders: list[Path]) -> str:
-    """The best method at the 10% column per data set and row, ours and the paper's."""
-    ours = _read(folders, "table3.csv")
-    paper = paper_table(3)
-    both = ours.merge(paper, on=["dataset", "Ns"], suffixes=("", "_p"))
-    both = both.assign(row=table4_rows(both["Ns"]))
-    out = ["| data set | Ns | best at 10%, ours | paper's |", "| --- | ---: | --- | --- |"]
-    for r in both.sort_values(["row", "dataset"]).itertuples(index=False):
-        r = r._asdict()
-        mine = max(METHODS, key=lambda m: r[f"{m}_10"])
-        theirs = max(METHODS, key=lambda m: r[f"{m}_10_p"])
-        out.append(f"| {r['dataset']} | {r['Ns']} | {NAMES[mine]} | {NAMES[theirs]} |")
-    return "\n".join(out)
+def exact_k(n: int, alpha: float) -> int:
+    """The smallest wins k of n whose exact one-sided binomial p-value is <= alpha."""
+    return next(k for k in range(n + 1) if stats.binom.sf(k - 1, n, 0.5) <= alpha * (1 + 1e-12))
 
 
-def near_best(folders: list[Path], tolerance: float = 1.0) -> str:
-    shares = _read(folders, "near_best.csv")
-    if shares.empty:
-        return "(no near_best.csv)"
-    at = shares[(shares["tolerance"] - tolerance).abs() < 1e-9]
-    at = at.assign(row=table4_rows(at["Ns"]))
-    mean = at.groupby(["row", "method"])["share"].mean().unstack("method")
-    wins = (
-        at.pivot_table(index=["row", "dataset"], columns="method", values="share")
-        .assign(best=lambda t: t[list(METHODS)].idxmax(axis=1))
-        .groupby("row")["best"]
-        .value_counts()
-        .unstack(fill_value=0)
-    )
+def paper_k(n: int, alpha: float) -> int:
+    """The smallest k the paper marks at alpha (its thresholds, P(LR > c) <= alpha)."""
+    return k_from_printed(paper_round(critical_value(n, alpha, convention="paper")), n)
+
+
+def power(n: int, k: int, p: float) -> float:
+    """P(K >= k) for K ~ Binomial(n, p): the chance of reaching k wins."""
+    return float(stats.binom.sf(k - 1, n, p))
+
+
+def table4_ns(t: Tables) -> list[int]:
+    return sorted({int(n) for n in t.table4["n"]}, reverse=True)
+
+
+def power_table(t: Tables) -> str:
+    """What Table 4's sign test can reach with the rows' n data sets."""
+    at = " / ".join(f"{p:g}" for p in POWER_AT)
     out = [
-        f"| Ns | share of the grid within {tolerance:g} point of the best, "
-        "ISVM / 1-vs-all / WW | data sets where it is largest, ISVM / 1-vs-all / WW |",
-        "| ---: | --- | --- |",
+        "| data sets n | smallest k for exact p <= 5% | for p <= 1% | the paper's * / ** "
+        f"(its thresholds) | P(k reaches the 5% k) if ISVM wins each data set with chance {at} |",
+        "| ---: | --- | --- | --- | --- |",
     ]
-    for ns in mean.index:
+    for n in table4_ns(t):
+        k5, k1 = exact_k(n, 0.05), exact_k(n, 0.01)
+        marks = []
+        for alpha in (0.05, 0.01):
+            k = paper_k(n, alpha)
+            marks.append(
+                f"k = {k} (LR {fmt_lr(paper_round(likelihood_ratio(k, n)))}, "
+                f"p = {fmt_p(stats.binom.sf(k - 1, n, 0.5))})"
+            )
         out.append(
-            f"| {ns} | "
-            + " / ".join(f"{mean.loc[ns, m]:.3f}" for m in METHODS)
+            f"| {n} | {k5} of {n} (p = {fmt_p(stats.binom.sf(k5 - 1, n, 0.5))}) "
+            f"| {k1} of {n} (p = {fmt_p(stats.binom.sf(k1 - 1, n, 0.5))}) | "
+            + " / ".join(marks)
             + " | "
-            + " / ".join(str(int(wins.loc[ns].get(m, 0))) for m in METHODS)
+            + " / ".join(f"{power(n, k5, p):.2f}" for p in POWER_AT)
             + " |"
         )
     return "\n".join(out)
 
 
+def fmt_margin(points: float) -> str:
+    """A small lead in points: 2 decimals, 3 below 0.005 (so that it never prints 0.00)."""
+    return f"{points:.2f}" if abs(points) >= 0.005 else f"{points:.3f}"
+
+
+def _not_isvm(t: Tables, row: int, source: str) -> str:
+    """The data sets of a row whose best method at 10% is not ISVM, with the lead, and the
+    ties with ISVM (counted as ISVM's)."""
+    lost, tied = [], []
+    for d in t.datasets(row):
+        best = t.best(d, row, 10, source)
+        label = f"{d} ({t.ns_of(d, row)})" if t.ns_of(d, row) != row else d
+        if "isvm" in best:
+            if len(best) > 1:
+                tied.append(f"{label}: {' and '.join(NAMES[m] for m in best[1:])}, tied with ISVM")
+            continue
+        names = " and ".join(NAMES[m] for m in best)
+        if source == "ours":
+            names += f" by {fmt_margin(t.value(d, row, best[0], 10) - t.value(d, row, 'isvm', 10))}"
+        lost.append(f"{label}: {names}")
+    return "; ".join(lost + tied) or "-"
+
+
+def best_per_row(t: Tables) -> str:
+    """Where the best method at the 10% column is not ISVM, per row, ours and the paper's."""
+    out = [
+        "| Ns | ISVM best, ours | elsewhere the best (its lead over ISVM, points) "
+        "| ISVM best, paper | elsewhere the paper's best |",
+        "| ---: | ---: | --- | ---: | --- |",
+    ]
+    for row in t.rows:
+        n = t.n_datasets(row)
+        out.append(
+            f"| {row} | {t.isvm_best(row)} of {n} | {_not_isvm(t, row, 'ours')} "
+            f"| {t.isvm_best(row, 'paper')} of {n} | {_not_isvm(t, row, 'paper')} |"
+        )
+    return "\n".join(out)
+
+
+def offsets_table(t: Tables) -> str:
+    """Ours - the paper's per data set and row, mean of the 10/25/50% columns."""
+    out = [
+        "| data set | " + " | ".join(f"Ns = {r}" for r in t.rows) + " |",
+        "| --- | " + " | ".join("---" for _ in t.rows) + " |",
+    ]
+    names = list(dict.fromkeys(d for r in t.rows for d in t.datasets(r)))
+    for d in names:
+        cells = []
+        for r in t.rows:
+            if d not in t.datasets(r):
+                cells.append("")
+                continue
+            text = fmt_seq([t.offset(d, r, m) for m in METHODS], "+.1f")
+            cells.append(text + (f" ({t.ns_of(d, r)})" if t.ns_of(d, r) != r else ""))
+        out.append(f"| {d} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def table3_row(t: Tables, row: int) -> str:
+    """A row's Table 3 at 10% beside the paper's, with each data set's mean offset."""
+    if row not in t.folders:
+        raise KeyError(f"no folder of row {row}")
+    out = [
+        "| data set | ISVM ours / paper | 1-vs-all ours / paper | WW ours / paper "
+        "| mean diff ISVM, OVA, WW |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for d in t.datasets(row):
+        ns = t.ns_of(d, row)
+        label = f"{d} ({ns})" if ns != row else d
+        pairs = [
+            f"{t.value(d, row, m, 10):.2f} / {t.value(d, row, m, 10, 'paper'):.2f}" for m in METHODS
+        ]
+        diffs = ", ".join(f"{t.offset(d, row, m):+.1f}" for m in METHODS)
+        out.append(f"| {label} | " + " | ".join(pairs) + f" | {diffs} |")
+    return "\n".join(out)
+
+
+def row_sentence(t: Tables, row: int) -> str:
+    """The per-method summary of a row's cells, as a sentence."""
+    mad = [t.stat(row, "mean_abs_diff", m) for m in METHODS]
+    dna = [t.without(row, ["DNA"], "mean_abs_diff", m) for m in METHODS]
+    within = [int(t.stat(row, "within_2", m)) for m in METHODS]
+    return (
+        f"Over the {t.cells(row)} cells per method: mean |diff| **{mad[0]:.2f} (ISVM), "
+        f"{mad[1]:.2f} (1-vs-all), {mad[2]:.2f} (WW)** points, {dna[0]:.2f}, {dna[1]:.2f} and "
+        f"{dna[2]:.2f} without DNA; {within[0]}, {within[1]} and {within[2]} cells within 2 "
+        f"points; every cell in `ns{row}/table3_vs_paper.md`."
+    )
+
+
+def row_summary_table(t: Tables, row: int) -> str:
+    """Per method: mean diff, mean |diff| and cells within 2 points, with and without DNA."""
+    out = [
+        "| method | mean diff | mean \\|diff\\| | mean \\|diff\\| without DNA "
+        "| cells within 2 points |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for m in METHODS:
+        out.append(
+            f"| {NAMES[m] if m != 'ww' else 'Weston-Watkins'} | {t.stat(row, 'mean_diff', m):+.2f} "
+            f"| **{t.stat(row, 'mean_abs_diff', m):.2f}** "
+            f"| {t.without(row, ['DNA'], 'mean_abs_diff', m):.2f} "
+            f"| {int(t.stat(row, 'within_2', m))} of {t.cells(row)} |"
+        )
+    return "\n".join(out)
+
+
+def isvm_neg_table(t: Tables) -> str:
+    n = len(t.neg)
+    rows = [
+        (
+            f"mean of `isvm_neg` - ISVM over the {n} data sets (points)",
+            [f"{t.neg_minus(q).mean():+.2f}" for q in PERCENTILES],
+        ),
+        (
+            "range of `isvm_neg` - ISVM",
+            [f"{t.neg_minus(q).min():+.2f} to {t.neg_minus(q).max():+.2f}" for q in PERCENTILES],
+        ),
+    ]
+    for rival in RIVALS:
+        rows.append(
+            (
+                f"data sets where `isvm_neg` beats our {NAMES[rival]}",
+                [f"{int((t.neg_minus(q, rival) > 0).sum())} of {n}" for q in PERCENTILES],
+            )
+        )
+    out = ["| | 10% | 25% | 50% |", "| --- | ---: | ---: | ---: |"]
+    out += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    return "\n".join(out)
+
+
+def sensitivity_table(t: Tables) -> str:
+    s = t.sensitivity
+    p = s.iloc[0]
+    out = [
+        "| scaling | ranking | WW | mean \\|diff\\| ISVM / OVA / WW "
+        f"| ISVM > OVA (paper {int(p['paper_isvm_gt_ova'])}) "
+        f"| ISVM > WW (paper {int(p['paper_isvm_gt_ww'])}) | corr ISVM-OVA / ISVM-WW "
+        f"| top10 - top50 (paper {p['paper_spread']:.2f}) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in s.itertuples(index=False):
+        out.append(
+            f"| {r.scaling} | {r.pooling} | {r.ww_method} | "
+            f"{r.mad_isvm:.2f} / {r.mad_ova:.2f} / {r.mad_ww:.2f} | {r.isvm_gt_ova} "
+            f"| {r.isvm_gt_ww} | {r.corr_isvm_minus_ova:.2f} / {r.corr_isvm_minus_ww:.2f} "
+            f"| {r.spread:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def _rows_text(rows: Sequence[int]) -> str:
+    rows = [str(r) for r in rows]
+    if not rows:
+        return "no row"
+    return (
+        "row " + rows[0] if len(rows) == 1 else "rows " + ", ".join(rows[:-1]) + " and " + rows[-1]
+    )
+
+
+def readme_summary(t: Tables) -> str:
+    """README.md's Results in two sentences."""
+    rows, last = t.rows, t.rows[-1]
+    ours = {v: fmt_seq([int(t.stat(r, f"isvm_gt_{v}")) for r in rows], "d") for v in RIVALS}
+    paper = {v: fmt_seq([int(t.stat(r, f"paper_isvm_gt_{v}")) for r in rows], "d") for v in RIVALS}
+    strong = [
+        r
+        for r in rows
+        if all(t.t4(r, v, q)["p_value"] <= 0.01 for v in RIVALS for q in PERCENTILES[:2])
+    ]
+    median = [r for r in rows if any(t.t4(r, v, 50)["p_value"] <= 0.05 for v in RIVALS)]
+    n = t.n_datasets(last)
+    k = {v: int(t.t4(last, v, 10)["k"]) for v in RIVALS}
+    median_text = (
+        f"in the 50% column of {_rows_text(median)}" if median else "in no row's 50% column"
+    )
+    return (
+        f"ISVM is above 1-vs-all in {ours['ova']} and above WW in {ours['ww']} of the "
+        f"{fmt_seq([t.cells(r) for r in rows], 'd')} cells of rows {fmt_seq(rows, 'd')} (the "
+        f"paper: {paper['ova']} and {paper['ww']}). Table 4's sign test rejects \"no "
+        f'advantage" at exact p <= 1% against both rivals in the 10% and 25% columns of '
+        f"{_rows_text(strong)}, and at 5% {median_text}; row {last}'s {n} data sets would "
+        f"need {exact_k(n, 0.05)} wins for 5% (ours at 10%: {k['ova']} against 1-vs-all, "
+        f"{k['ww']} against WW), and with so few a non-rejection cannot show that there is "
+        "no advantage."
+    )
+
+
+#: name -> (file relative to the repository root, renderer)
+BLOCKS = {
+    "readme-results": ("README.md", readme_summary),
+    "claims-rows": ("docs/results/README.md", comparison),
+    "claims-table4": ("docs/results/README.md", table4),
+    "claims-power": ("docs/results/README.md", power_table),
+    "best-per-row": ("docs/results/README.md", best_per_row),
+    "offsets": ("docs/results/README.md", offsets_table),
+    **{
+        f"table3-{r}": ("docs/results/README.md", lambda t, r=r: table3_row(t, r))
+        for r in (500, 200, 100, 50)
+    },
+    **{
+        f"summary-{r}": ("docs/results/README.md", lambda t, r=r: row_sentence(t, r))
+        for r in (500, 200, 100)
+    },
+    "summary-50": ("docs/results/README.md", lambda t: row_summary_table(t, 50)),
+    "isvm-neg": ("docs/results/README.md", isvm_neg_table),
+    "sensitivity": ("docs/results/README.md", sensitivity_table),
+}
+
+
+def render(name: str, t: Tables) -> str:
+    """A block's Markdown; its prose (not its tables) wrapped at 90 columns."""
+    text = BLOCKS[name][1](t).strip()
+    if text.startswith("|"):
+        return text
+    return textwrap.fill(text, width=90, break_long_words=False, break_on_hyphens=False)
+
+
 def main(argv: list[str]) -> int:
-    folders = [Path(a) for a in argv]
-    for title, text in (
-        ("Table 3 vs the paper, per row", comparison(folders)),
-        ("Table 4 per row", table4(folders)),
-        ("Best method per data set", winners(folders)),
-        ("Near-best share", near_best(folders)),
-    ):
-        print(f"### {title}\n\n{text}\n")
+    mode = next((a for a in argv if a in ("--check", "--write")), None)
+    folders = [Path(a) for a in argv if not a.startswith("--")]
+    if mode is not None:
+        sys.path.insert(0, str(HERE))
+        import prose
+
+        return prose.main(mode, Tables(folders or None))
+    t = Tables(folders or None)
+    for name in BLOCKS:
+        try:
+            text = render(name, t)
+        except (KeyError, IndexError, ValueError) as e:  # a row this set of folders lacks
+            text = f"(not with these folders: {e!r})"
+        print(f"### {name}\n\n{text}\n")
     return 0
 
 
