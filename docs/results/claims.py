@@ -633,6 +633,57 @@ def readme_summary(t: Tables) -> str:
 
 
 #: name -> (file relative to the repository root, renderer)
+#: DNA under its two readings (config/dna_readings.yaml), registry name -> printed
+READINGS = {
+    "dna": "StatLog's 180 bits (`dna`)",
+    "dna_ordinal": "ordinal, 60 positions (`dna_ordinal`)",
+}
+
+
+def _dna_comparison() -> pd.DataFrame:
+    """config/dna_readings.yaml's cells beside the paper's, with ``abs_diff``."""
+    c = pd.read_csv(HERE / "dna_readings" / "table3_vs_paper.csv")
+    return c[c["present"] == "both"].assign(abs_diff=lambda d: d["diff"].abs())
+
+
+def _dna_gaps() -> pd.DataFrame:
+    """Mean |ours - paper| per (Ns, method) and reading (columns: printed names)."""
+    return _dna_comparison().pivot_table(
+        index=["Ns", "method"], columns="dataset", values="abs_diff"
+    )
+
+
+def dna_readings_table(t: Tables) -> str:
+    """Per row and method: mean |ours - paper| with each DNA reading, and ISVM at 10%."""
+    c = _dna_comparison()
+    top = c[(c["method"] == "isvm") & (c["percentile"] == 10)].set_index(["dataset", "Ns"])
+    head = " | ".join(f"mean abs diff, {text}" for text in READINGS.values())
+    out = [f"| Ns | method | {head} | ISVM 10%: bits / ordinal / paper |", "|---" * 4 + "|---|"]
+    for (ns, method), gaps in _dna_gaps().iterrows():
+        row = f"| {ns} | {NAMES[method]} | {gaps['DNA']:.1f} | {gaps['DNA (ordinal)']:.1f} |"
+        if method == "isvm":
+            values = [top.loc[(d, ns), "ours"] for d in ("DNA", "DNA (ordinal)")]
+            row += f" {fmt_seq([*values, top.loc[('DNA', ns), 'paper']], '.2f')} |"
+        else:
+            row += " |"
+        out.append(row)
+    return "\n".join(out)
+
+
+def dna_readings_verdict(t: Tables) -> str:
+    """Which DNA reading is nearer the paper, and by how much."""
+    gaps = _dna_gaps()
+    nearer = int((gaps["DNA (ordinal)"] < gaps["DNA"]).sum())
+    ordinal = _dna_comparison().query("dataset == 'DNA (ordinal)'")
+    within = int((ordinal["abs_diff"] <= 2).sum())
+    return (
+        f"The ordinal reading is nearer the paper in {nearer} of the {len(gaps)} (row, method) "
+        f"pairs, by {fmt_range(gaps['DNA'] - gaps['DNA (ordinal)'], '.1f')} points, yet still "
+        f"{fmt_range(gaps['DNA (ordinal)'], '.1f')} points from it; {word(within)} of its "
+        f"{len(ordinal)} cells are within 2 points of the paper's."
+    )
+
+
 BLOCKS = {
     "readme-results": ("README.md", readme_summary),
     "claims-rows": ("docs/results/README.md", comparison),
@@ -651,6 +702,8 @@ BLOCKS = {
     "summary-50": ("docs/results/README.md", lambda t: row_summary_table(t, 50)),
     "isvm-neg": ("docs/results/README.md", isvm_neg_table),
     "sensitivity": ("docs/results/README.md", sensitivity_table),
+    "dna-readings": ("docs/results/README.md", dna_readings_table),
+    "dna-readings-verdict": ("docs/results/README.md", dna_readings_verdict),
 }
 
 

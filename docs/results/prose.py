@@ -1149,6 +1149,11 @@ LABELS: list[Label] = [
 
 EXEMPT: list[Exempt] = [
     Exempt(
+        "the readings' definitions and their run's settings; its results are the "
+        "generated blocks inside",
+        sections=("## DNA: two readings of its bits",),
+    ),
+    Exempt(
         "the paper's settings, which every run uses (config/paper.yaml)",
         (
             "**100 subsamples**, gamma 5 and 10 x C = 0.1 to 49.6 in steps of 0.5 (**200 grid "
