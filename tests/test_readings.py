@@ -25,7 +25,7 @@ def dna_pair():
 
 
 def test_readings_are_registered_apart_from_the_14():
-    assert READINGS == ["dna_ordinal"] and "dna_ordinal" not in DATASETS
+    assert READINGS == ["dna_ordinal", "vowel_all"] and not set(READINGS) & set(DATASETS)
     assert get_spec("dna_ordinal").reading_of == "dna"
     assert base_dataset("dna_ordinal") == "dna" and base_dataset("vowel") == "vowel"
     with pytest.raises(DataError, match="readings: dna_ordinal"):
@@ -94,3 +94,13 @@ def test_data_list_shows_the_readings(capsys):
     assert cli_main(["data", "list"]) == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("dna_ordinal"))
     assert "60" in line.split() and "a reading of dna" in line
+
+
+def test_all_of_vowel_holds_its_training_rows():
+    train = load_dataset("vowel", source="bundled", scaling="none")
+    everything = load_dataset("vowel_all", source="bundled", scaling="none")
+    assert everything.X.shape == (990, 10) and everything.stream_name == "vowel"
+    assert np.bincount(everything.y).tolist() == [90] * 11
+    assert everything.class_names == train.class_names
+    rows = {(int(c), *x) for x, c in zip(everything.X.tolist(), everything.y, strict=True)}
+    assert all((int(c), *x) in rows for x, c in zip(train.X.tolist(), train.y, strict=True))

@@ -344,6 +344,26 @@ _SPECS: tuple[DatasetSpec, ...] = (
         ),
     ),
     DatasetSpec(
+        name="vowel_all",
+        title="Vowel Recognition (all 990 rows)",
+        openml_id=307,
+        openml_target="Class",
+        bundled_format="arff",
+        bundled_files=_files(
+            ("vowel.arff", "1c8e365b54edbd274ba24606291630a0c0bd9514710a2ce646bba30c03d82b50")
+        ),
+        bundled_target="Class",
+        n_rows=990,
+        n_classes=11,
+        n_features=10,
+        drop_columns=("Train or Test", "Speaker Number", "Sex"),
+        reading_of="vowel",
+        notes=(
+            "all 990 rows of Deterding's data (the 8 training speakers and the 7 test "
+            "speakers, 6 repetitions of each vowel each), the same 10 features as vowel",
+        ),
+    ),
+    DatasetSpec(
         name="wine",
         title="Wine Recognition",
         openml_id=187,

@@ -28,7 +28,7 @@ PAPER_NAMES: dict[str, str] = {
 
 
 #: The printed names of the registry's other readings of the 14 (``READINGS``).
-READING_NAMES: dict[str, str] = {"dna_ordinal": "DNA (ordinal)"}
+READING_NAMES: dict[str, str] = {"dna_ordinal": "DNA (ordinal)", "vowel_all": "Vowel (990 rows)"}
 
 
 def base_dataset(name: str) -> str:
