@@ -15,7 +15,9 @@ from isvm.experiment.tables import write_study_tables
 from isvm.loo.records import read_records
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
-FOLDERS = sorted(p.parent.name for p in RESULTS.glob("*/loo"))
+#: the folders that commit both records and the workflow's tables (vowel_locality and
+#: ww_paper commit records only; claims.py computes their tables)
+FOLDERS = sorted(p.parent.name for p in RESULTS.glob("*/loo") if (p.parent / "table3.csv").exists())
 
 
 def test_the_rows_with_records_are_found():
