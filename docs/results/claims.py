@@ -42,11 +42,19 @@ from isvm.experiment.lrt import (
     critical_value,
     k_from_printed,
     likelihood_ratio,
+    lrt_table,
     paper_round,
     table4_rows,
 )
 from isvm.experiment.paper import paper_table
-from isvm.experiment.pooling import compare_table3, comparison_summary, row_summary
+from isvm.experiment.pooling import (
+    compare_table3,
+    comparison_summary,
+    printed_name,
+    row_summary,
+    table3,
+)
+from isvm.loo.records import read_records
 
 HERE = Path(__file__).resolve().parent
 ROWS = (50, 100, 200, 500)
@@ -56,23 +64,6 @@ PERCENTILES = (10, 25, 50)
 NAMES = {"isvm": "ISVM", "ova": "1-vs-all", "ww": "WW", "isvm_neg": "isvm_neg"}
 #: Table 4's name of each rival (the paper prints 1-vs-all as "SVM")
 T4_RIVAL = {"ova": "svm", "ww": "ww"}
-#: registry names of loo_diagnostics.csv -> the printed names of Table 3
-PRINTED = {
-    "abalone": "Abalone",
-    "dna": "DNA",
-    "ecoli": "E. coli",
-    "glass": "Glass",
-    "iris": "Iris",
-    "satimage": "L. Sat",
-    "letter": "Letter",
-    "mnist": "MNIST",
-    "segment": "Segment",
-    "shuttle": "Shuttle",
-    "vehicle": "Vehicle",
-    "vowel": "Vowel",
-    "wine": "Wine",
-    "yeast": "Yeast",
-}
 #: the chances of an ISVM win per data set at which the power block states the test's power
 POWER_AT = (0.6, 0.7, 0.8)
 NUMBER_WORDS = {
@@ -231,7 +222,9 @@ class Tables:
     def diagnostics(self) -> pd.DataFrame:
         d = self.read("loo_diagnostics.csv")
         folds = d["n_subsamples"] * d["n_grid_points"] * d["Ns"]
-        return d.assign(dataset=d["dataset"].map(PRINTED), pct=100 * d["uncertified_folds"] / folds)
+        return d.assign(
+            dataset=d["dataset"].map(printed_name), pct=100 * d["uncertified_folds"] / folds
+        )
 
     def uncertified(self, row: int, datasets: Sequence[str], decimals: int) -> str:
         """The % of uncertified folds of some data sets (every method), 'lo-hi' or one value."""
@@ -684,6 +677,92 @@ def dna_readings_verdict(t: Tables) -> str:
     )
 
 
+def _vowel_by_gamma() -> pd.DataFrame:
+    """config/vowel_locality.yaml's records, Table 3 over the paper's gammas (5 and 10)
+    and per single gamma, beside the paper's Vowel row: compare_table3's cells with a
+    ``gamma`` column."""
+    records = read_records(sorted((HERE / "vowel_locality" / "loo").rglob("*.parquet")))
+    gammas = sorted(records["gamma"].unique())
+    paper_grid = records[records["gamma"].isin([5.0, 10.0])]
+    parts = [("5, 10", paper_grid)] + [(f"{g:g}", records[records["gamma"] == g]) for g in gammas]
+    cells = [
+        compare_table3(table3(part)).query("present == 'both'").assign(gamma=g) for g, part in parts
+    ]
+    return pd.concat(cells, ignore_index=True)
+
+
+def vowel_locality_table(t: Tables) -> str:
+    """Per reading and gamma: ISVM at 10% per row, and the mean |ours - paper| of all
+    methods and columns per row."""
+    c = _vowel_by_gamma()
+    rows = sorted(c["Ns"].unique())
+    ns = " / ".join(str(r) for r in rows)
+    out = [
+        f"| reading | gamma | ISVM 10%, Ns {ns} | mean abs diff, Ns {ns} |",
+        "| --- | --- | --- | --- |",
+    ]
+    paper = c[(c["method"] == "isvm") & (c["percentile"] == 10)].groupby("Ns")["paper"].first()
+    out.append(f"| the paper | 5, 10 | {fmt_seq(paper.loc[rows], '.1f')} | |")
+    for (reading, gamma), g in c.groupby(["dataset", "gamma"], sort=False):
+        top = g[(g["method"] == "isvm") & (g["percentile"] == 10)].set_index("Ns")["ours"]
+        gap = g.assign(a=g["diff"].abs()).groupby("Ns")["a"].mean()
+        out.append(
+            f"| {reading} | {gamma} | {fmt_seq(top.reindex(rows), '.1f')} "
+            f"| {fmt_seq(gap.reindex(rows), '.1f')} |"
+        )
+    return "\n".join(out)
+
+
+def _ww_paper_table3() -> pd.DataFrame:
+    """Table 3 of config/ww_paper.yaml: its own records (docs/results/ww_paper/loo) and,
+    for the cells it restored, the first 20 subsamples of the rows' committed records."""
+    own = read_records(sorted((HERE / "ww_paper" / "loo").rglob("*.parquet")))
+    rows = sorted(set(table4_rows(own["Ns"])))
+    committed = [
+        read_records(sorted(folder.rglob("*.parquet")))
+        for r in rows
+        if (folder := HERE / f"ns{r}" / "loo").exists()
+    ]
+    first20 = [c[c["subsample"] < own["subsample"].max() + 1] for c in committed]
+    key = ["dataset", "Ns", "method", "subsample", "gamma", "C"]
+    records = pd.concat([own, *first20], ignore_index=True).drop_duplicates(key)
+    with_ww_paper = own.loc[own["method"] == "ww_paper", ["dataset", "Ns"]].drop_duplicates()
+    records = records.merge(with_ww_paper, on=["dataset", "Ns"])  # cells it ran only
+    return table3(records, methods=("isvm", "ova", "ww", "ww_paper"))
+
+
+def ww_paper_table(t: Tables) -> str:
+    """Per row: the full WW dual (`ww`) and Appendix E's kernel (`ww_paper`) against the
+    paper's WW column and in Table 4, on the same subsamples."""
+    t3 = _ww_paper_table3()
+    paper4 = paper_table(4).set_index("Ns")
+    summaries, lrs = {}, {}
+    for rival in ("ww", "ww_paper"):
+        as_ww = t3.drop(columns=[c for c in t3 if c.startswith("ww")]).assign(
+            **{f"ww_{q}": t3[f"{rival}_{q}"] for q in PERCENTILES}
+        )
+        summaries[rival] = row_summary(compare_table3(as_ww)).set_index(["row", "method"])
+        lrs[rival] = lrt_table(as_ww, pairs=[("isvm", "ww")]).set_index("Ns")
+    out = [
+        "| row | data sets | WW column's mean abs diff: ww / ww_paper "
+        "| ISVM > WW cells: ww / ww_paper / paper | corr of ISVM - WW with the paper's: "
+        "ww / ww_paper | Table 4 vs WW (10 / 25 / 50%): ww; ww_paper; paper |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in sorted({r for r, _ in summaries["ww"].index}):
+        s = {rival: summaries[rival].loc[row] for rival in summaries}
+        gaps = fmt_seq([s[r].loc["ww", "mean_abs_diff"] for r in s], ".2f")
+        wins = [int(s[r].loc["isvm", "isvm_gt_ww"]) for r in s]
+        wins.append(int(s["ww"].loc["isvm", "paper_isvm_gt_ww"]))
+        corr = fmt_seq([s[r].loc["isvm", "corr_isvm_minus_ww"] for r in s], ".2f")
+        t4 = [fmt_seq([lrs[r].loc[row, f"ww_{q}"] for q in PERCENTILES], "g") for r in lrs] + [
+            fmt_seq([paper4.loc[row, f"ww_{q}"] for q in PERCENTILES], "g")
+        ]
+        n = int(s["ww"].loc["isvm", "datasets"])
+        out.append(f"| {row} | {n} | {gaps} | {fmt_seq(wins, 'd')} | {corr} | {'; '.join(t4)} |")
+    return "\n".join(out)
+
+
 BLOCKS = {
     "readme-results": ("README.md", readme_summary),
     "claims-rows": ("docs/results/README.md", comparison),
@@ -704,6 +783,8 @@ BLOCKS = {
     "sensitivity": ("docs/results/README.md", sensitivity_table),
     "dna-readings": ("docs/results/README.md", dna_readings_table),
     "dna-readings-verdict": ("docs/results/README.md", dna_readings_verdict),
+    "vowel-locality": ("docs/results/README.md", vowel_locality_table),
+    "ww-paper": ("docs/results/README.md", ww_paper_table),
 }
 
 
