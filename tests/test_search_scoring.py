@@ -267,7 +267,7 @@ def test_the_first_fit_announces_the_compile_once(monkeypatch, tmp_path, capsys)
     import isvm.warmup
 
     monkeypatch.setattr(isvm.warmup, "cache_dir", lambda: tmp_path)
-    monkeypatch.setattr(isvm.estimators, "_compile_checked", False)
+    monkeypatch.setattr(isvm.warmup, "_announced", set())
     X, y = _small()
     InhibitorySVC().fit(X, y)
     OneVsAllSVC().fit(X, y)
@@ -276,6 +276,6 @@ def test_the_first_fit_announces_the_compile_once(monkeypatch, tmp_path, capsys)
     assert "python -m isvm warmup" in isvm.estimators.FIT_COMPILE_NOTE
     (tmp_path / "solvers_0").mkdir()
     (tmp_path / "solvers_0" / "epochs.block_epochs-293.py311.nbi").write_bytes(b"")
-    monkeypatch.setattr(isvm.estimators, "_compile_checked", False)
+    monkeypatch.setattr(isvm.warmup, "_announced", set())
     InhibitorySVC().fit(X, y)
     assert isvm.estimators.FIT_COMPILE_NOTE not in capsys.readouterr().err

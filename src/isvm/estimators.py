@@ -16,7 +16,6 @@ expect. ``class_scores`` always returns the full matrix.
 
 from __future__ import annotations
 
-import sys
 import warnings
 from numbers import Integral
 
@@ -31,32 +30,17 @@ from isvm.methods import class_scores, dual_coefficients, get_formulation
 from isvm.solvers import SOLVERS, SolverResult, solve
 from isvm.solvers.crammer_singer import SOLVER_NAME as CS_SOLVER
 from isvm.solvers.crammer_singer import solve_crammer_singer
+from isvm.warmup import announce_compile
 
 #: numba's cache files of the solvers' kernels (:mod:`isvm.solvers`): a fit finds one
 #: where its solvers were compiled before
-_SOLVER_KERNELS = ("epochs.*.nbi", "greedy.*.nbi", "crammer_singer.*.nbi")
+SOLVER_KERNELS = ("epochs.*.nbi", "greedy.*.nbi", "crammer_singer.*.nbi")
 #: what the first fit of a fresh install compiles, about how long, how to do it ahead
 FIT_COMPILE_NOTE = (
     "isvm: compiling the solvers' numba kernels for this first fit (first use of this "
     "version: about half a minute of one core, cached afterwards; `python -m isvm warmup` "
     "compiles them and the LOO engine's ahead)"
 )
-_compile_checked = False
-
-
-def _announce_compile() -> None:
-    """Say on stderr, once a process, that this fit compiles the solvers, where numba's
-    cache (:func:`isvm.warmup.cache_dir`) holds none of their kernels: a fresh install's
-    first fit otherwise sits silent while it compiles."""
-    global _compile_checked
-    if _compile_checked:
-        return
-    _compile_checked = True
-    from isvm.warmup import cache_dir
-
-    folder = cache_dir()
-    if not any(next(folder.glob(f"**/{name}"), None) for name in _SOLVER_KERNELS):
-        print(FIT_COMPILE_NOTE, file=sys.stderr, flush=True)
 
 
 _COMMON_PARAMETERS = """\
@@ -177,7 +161,7 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
         self._validate_params()
         X, y_idx, K, seed = self._validate_fit(X, y)
-        _announce_compile()
+        announce_compile(FIT_COMPILE_NOTE, SOLVER_KERNELS)
         result, self.dual_coef_, self._mean_coef = self._solve(
             K, y_idx, self.classes_.shape[0], seed
         )

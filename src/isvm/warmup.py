@@ -72,24 +72,26 @@ COMPILE_NOTE = (
     "isvm: compiling the LOO engine's numba kernels (first use of this version: about "
     "1.5 minutes of one core, cached afterwards; `python -m isvm warmup` does it ahead)"
 )
-_announced = False
+#: numba's cache file of the LOO engine's fold kernel: the engine was compiled before
+ENGINE_KERNELS: tuple[str, ...] = ("folds.fit_folds-*.nbi",)
+_announced: set[str] = set()  # the notes this process has given
 
 
-def cold(folder: Path) -> bool:
-    """Whether numba's cache ``folder`` holds no compiled fold kernel yet."""
-    return not any(folder.glob("**/folds.fit_folds-*.nbi"))
+def cold(folder: Path, kernels: Iterable[str] = ENGINE_KERNELS) -> bool:
+    """Whether numba's cache ``folder`` holds none of ``kernels`` (cache-file patterns;
+    default: the LOO engine's fold kernel) yet."""
+    return not any(next(folder.glob(f"**/{pattern}"), None) for pattern in kernels)
 
 
-def announce_compile() -> None:
-    """Say on stderr, once a process, that the LOO engine is about to compile, where
-    its fold kernel is not in numba's cache: the first use otherwise sits silent for
-    minutes."""
-    global _announced
-    if _announced:
+def announce_compile(note: str = COMPILE_NOTE, kernels: Iterable[str] = ENGINE_KERNELS) -> None:
+    """Say ``note`` on stderr, once a process, where numba's cache holds none of
+    ``kernels``: the first use of a part of the package (default: the LOO engine) otherwise
+    sits silent while it compiles."""
+    if note in _announced:
         return
-    _announced = True
-    if cold(cache_dir()):
-        print(COMPILE_NOTE, file=sys.stderr, flush=True)
+    _announced.add(note)
+    if cold(cache_dir(), kernels):
+        print(note, file=sys.stderr, flush=True)
 
 
 def cache_dir() -> Path:
