@@ -562,6 +562,15 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if not callable(self.refit):
                 self.best_score_ = float(results[f"mean_test_{metric}"][self.best_index_])
 
+    def _refit_metric(self, what: str, verb: str) -> str:
+        """The metric ``what`` reports: ``"score"`` for one metric, else the one ``refit``
+        names (a ValueError where it names none)."""
+        if not self.multimetric_:
+            return "score"
+        if not isinstance(self.refit, str):
+            raise ValueError(f"{what} of several metrics needs refit to name the one to {verb}")
+        return self.refit
+
     # ------------------------------------------------------------------ the paper's view
 
     def grid_summary(self, qs: Sequence[float] = (10, 50), near: float = 0.01) -> dict[str, float]:
@@ -571,13 +580,7 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         from isvm.experiment.pooling import top_mean
 
         check_is_fitted(self, "cv_results_")
-        metric = "score"
-        if self.multimetric_:
-            if not isinstance(self.refit, str):
-                raise ValueError(
-                    "grid_summary of several metrics needs refit to name the one to summarise"
-                )
-            metric = self.refit
+        metric = self._refit_metric("grid_summary", "summarise")
         means = np.asarray(self.cv_results_[f"mean_test_{metric}"], dtype=np.float64)
         out = {f"top{q:g}_mean": top_mean(means, q) for q in qs}
         out["near_best_share"] = float(np.mean(means >= means.max() - near - 1e-12))
@@ -616,11 +619,8 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """``best_estimator_``'s score on X, y by the search's metric (the refit one where
         there are several), as GridSearchCV scores."""
         self._fitted_best()
-        scorer = self.scorer_
-        if self.multimetric_:
-            if not isinstance(self.refit, str):
-                raise ValueError("score of several metrics needs refit to name the one to use")
-            scorer = scorer[self.refit]
+        metric = self._refit_metric("score", "use")
+        scorer = self.scorer_[metric] if self.multimetric_ else self.scorer_
         weights = {} if sample_weight is None else {"sample_weight": sample_weight}
         return float(scorer(self.best_estimator_, X, y, **weights))
 
