@@ -85,12 +85,12 @@ def printed_name(dataset: str) -> str:
 def _dataset_sort_key(names: pd.Series) -> pd.Series:
     """Sort key: the paper's data-set order first (a reading just after the data set it
     reads), then unknown names alphabetically."""
-    n = len(_DATASET_ORDER)
-    readings = {name: _DATASET_ORDER[row] + 0.5 for name, row in PAPER_ROWS.items()}
-    unknown = sorted(set(names) - set(_DATASET_ORDER) - set(readings))
-    extra = {name: n + i for i, name in enumerate(unknown)}
-    order = {**extra, **readings, **_DATASET_ORDER}
-    return names.map(order.get)
+    known = {
+        name: _DATASET_ORDER[row] + (0.5 if name != row else 0) for name, row in PAPER_ROWS.items()
+    }
+    unknown = sorted(set(names) - set(known))
+    extra = {name: len(_DATASET_ORDER) + i for i, name in enumerate(unknown)}
+    return names.map({**known, **extra}.get)
 
 
 def _method_sort_key(methods: pd.Series) -> pd.Series:
