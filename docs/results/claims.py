@@ -639,11 +639,13 @@ def _dna_comparison() -> pd.DataFrame:
     return c[c["present"] == "both"].assign(abs_diff=lambda d: d["diff"].abs())
 
 
-def _dna_gaps() -> pd.DataFrame:
-    """Mean |ours - paper| per (Ns, method) and reading (columns: printed names)."""
-    return _dna_comparison().pivot_table(
-        index=["Ns", "method"], columns="dataset", values="abs_diff"
-    )
+def _dna_gaps(c: pd.DataFrame) -> pd.DataFrame:
+    """Mean |ours - paper| of :func:`_dna_comparison`'s cells per (Ns, method) and reading
+    (columns: printed names)."""
+    return c.pivot_table(index=["Ns", "method"], columns="dataset", values="abs_diff")
+
+
+BITS, ORDINAL = (printed_name(name) for name in READINGS)
 
 
 def dna_readings_table(t: Tables) -> str:
@@ -652,11 +654,11 @@ def dna_readings_table(t: Tables) -> str:
     top = c[(c["method"] == "isvm") & (c["percentile"] == 10)].set_index(["dataset", "Ns"])
     head = " | ".join(f"mean abs diff, {text}" for text in READINGS.values())
     out = [f"| Ns | method | {head} | ISVM 10%: bits / ordinal / paper |", "|---" * 4 + "|---|"]
-    for (ns, method), gaps in _dna_gaps().iterrows():
-        row = f"| {ns} | {NAMES[method]} | {gaps['DNA']:.1f} | {gaps['DNA (ordinal)']:.1f} |"
+    for (ns, method), gaps in _dna_gaps(c).iterrows():
+        row = f"| {ns} | {NAMES[method]} | {gaps[BITS]:.1f} | {gaps[ORDINAL]:.1f} |"
         if method == "isvm":
-            values = [top.loc[(d, ns), "ours"] for d in ("DNA", "DNA (ordinal)")]
-            row += f" {fmt_seq([*values, top.loc[('DNA', ns), 'paper']], '.2f')} |"
+            values = [top.loc[(d, ns), "ours"] for d in (BITS, ORDINAL)]
+            row += f" {fmt_seq([*values, top.loc[(BITS, ns), 'paper']], '.2f')} |"
         else:
             row += " |"
         out.append(row)
@@ -665,14 +667,15 @@ def dna_readings_table(t: Tables) -> str:
 
 def dna_readings_verdict(t: Tables) -> str:
     """Which DNA reading is nearer the paper, and by how much."""
-    gaps = _dna_gaps()
-    nearer = int((gaps["DNA (ordinal)"] < gaps["DNA"]).sum())
-    ordinal = _dna_comparison().query("dataset == 'DNA (ordinal)'")
+    c = _dna_comparison()
+    gaps = _dna_gaps(c)
+    nearer = int((gaps[ORDINAL] < gaps[BITS]).sum())
+    ordinal = c[c["dataset"] == ORDINAL]
     within = int((ordinal["abs_diff"] <= 2).sum())
     return (
         f"The ordinal reading is nearer the paper in {nearer} of the {len(gaps)} (row, method) "
-        f"pairs, by {fmt_range(gaps['DNA'] - gaps['DNA (ordinal)'], '.1f')} points, yet still "
-        f"{fmt_range(gaps['DNA (ordinal)'], '.1f')} points from it; {word(within)} of its "
+        f"pairs, by {fmt_range(gaps[BITS] - gaps[ORDINAL], '.1f')} points, yet still "
+        f"{fmt_range(gaps[ORDINAL], '.1f')} points from it; {word(within)} of its "
         f"{len(ordinal)} cells are within 2 points of the paper's."
     )
 
