@@ -77,7 +77,7 @@ def _first_face_loop(face):
 def _cd_pieces(prob, blocks, cert, step, full, store, which):
     """Run one piece on every fold: 1 prove on the stored solution, 2 its score refresh,
     3-5 the gaps of the starts without p, shifted, scaled. Returns proofs (piece 1)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     proofs = 0
     for p in range(K.shape[0]):
         fold, _ = fo._fold_problem(np.int64(p), prob)
@@ -91,14 +91,14 @@ def _cd_pieces(prob, blocks, cert, step, full, store, which):
             _core.refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
         elif which == 3:
             fo._without_point(np.int64(p), prob, full, Dual(alpha, S, ssum))
-            _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, step.C, S, ssum)
+            _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, margin, step.C, S, ssum)
         elif which == 4:
             a, s2, ss = fo._shifted_start(np.int64(p), prob, step.C, full, step, store)
-            _core.optimality(fold.var_i, fold.var_j, a, cols, vals, c, step.C, s2, ss)
+            _core.optimality(fold.var_i, fold.var_j, a, cols, vals, c, margin, step.C, s2, ss)
         elif which == 5:
             r = step.scale_prev
             a, s2, ss = store.alpha[p] * r, store.S[p] * r, store.ssum[p] * r
-            _core.optimality(fold.var_i, fold.var_j, a, cols, vals, c, step.C, s2, ss)
+            _core.optimality(fold.var_i, fold.var_j, a, cols, vals, c, margin, step.C, s2, ss)
     return proofs
 
 

@@ -521,7 +521,7 @@ def test_column_bounds_hold_class_by_class_and_prove_only_the_optimum(C, duplica
         for p in range(K.shape[0]):
             target = _column_target(geo, coding, kappa, p)
             S, ssum = s.S.copy(), s.ssum.copy()
-            refresh_point_scores(p, var_i, var_j, alpha, *prob[3:], K, S, ssum)
+            refresh_point_scores(p, var_i, var_j, alpha, *prob[3:6], K, S, ssum)
             proved, _ = prove_by_column(prob, alpha, C, S, ssum, target)
             plain, _ = prove(
                 prob, alpha, C, S.copy(), ssum.copy(), target._replace(column_factor=0.0)

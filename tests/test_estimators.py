@@ -30,6 +30,23 @@ def make_data(n=40, n_classes=3, m=4, seed=0, n_new=60):
 # ---------------------------------------------------------------- scikit-learn's checks
 
 
+#: what a weight is: C times it bounds the point's multipliers, so a weight of 2 is
+#: a repeated point only up to the solver's tolerance (1e-3 by default; the check
+#: wants 1e-7); test_weights.py checks the equivalence at a tight tolerance.
+WEIGHTS_UP_TO_TOL = "weights equal repeated points up to the solver's tol (test_weights.py)"
+#: with the other classes' weights near 0 their points score about 0 for every class;
+#: a bias-free machine has no intercept that would favour the heavy class there.
+NO_INTERCEPT = "bias-free: far from the heavy class every class scores about 0"
+
+
+def expected_failures(estimator) -> dict[str, str]:
+    """scikit-learn checks that test what these machines do not promise, and why."""
+    failures = {"check_sample_weight_equivalence_on_dense_data": WEIGHTS_UP_TO_TOL}
+    if not isinstance(estimator, OneVsAllSVC):
+        failures["check_class_weight_classifiers"] = NO_INTERCEPT
+    return failures
+
+
 @parametrize_with_checks(
     [
         InhibitorySVC(),
@@ -38,7 +55,8 @@ def make_data(n=40, n_classes=3, m=4, seed=0, n_new=60):
         WestonWatkinsSVC(ww_kernel="paper"),
         InhibitorySVC(solver="smo"),
         InhibitorySVC(kernel="precomputed"),
-    ]
+    ],
+    expected_failed_checks=expected_failures,
 )
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_sklearn_compatible(estimator, check):

@@ -24,7 +24,14 @@ from sklearn.metrics import (
 from sklearn.model_selection import GridSearchCV, LeaveOneOut, cross_val_predict
 
 import isvm.search
-from isvm import InhibitorySVC, LOOSearchCV, OneVsAllSVC, WestonWatkinsSVC
+from isvm import (
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    LOOSearchCV,
+    OneVsAllSVC,
+    ScatterSVC,
+    WestonWatkinsSVC,
+)
 from isvm.search import continuous_target
 
 TIGHT = {"tol": 1e-8, "random_state": 0}
@@ -279,3 +286,81 @@ def test_the_first_fit_announces_the_compile_once(monkeypatch, tmp_path, capsys)
     monkeypatch.setattr(isvm.warmup, "_announced", set())
     InhibitorySVC().fit(X, y)
     assert isvm.estimators.FIT_COMPILE_NOTE not in capsys.readouterr().err
+
+
+WEIGHTINGS = ["balanced", "dict", "sample_weight"]
+
+
+def _weighting(kind: str, y):
+    """(estimator params, fit params) of one kind of weighting."""
+    if kind == "balanced":
+        return {"class_weight": "balanced"}, {}
+    if kind == "dict":
+        return {"class_weight": {0: 0.5, 1: 1.0, 2: 3.0}}, {}
+    gen = np.random.default_rng(3)
+    return {}, {"sample_weight": gen.uniform(0.05, 10.0, y.shape[0])}  # wide: they must matter
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+@pytest.mark.parametrize("kind", WEIGHTINGS)
+@pytest.mark.parametrize("scaling", ["zscore", "minmax"])
+@pytest.mark.parametrize(
+    "estimator, route",
+    [
+        (InhibitorySVC(**TIGHT), "engine:isvm"),
+        (OneVsAllSVC(**TIGHT), "engine:ova"),
+        (WestonWatkinsSVC(**TIGHT), "engine:ww"),
+        (LeeLinWahbaSVC(**TIGHT), "engine:llw"),
+        (ScatterSVC(**TIGHT), "engine:scatter"),
+    ],
+    ids=["isvm", "ova", "ww", "llw", "scatter"],
+)
+def test_weighted_metrics_are_those_of_weighted_refits(estimator, route, scaling, kind):
+    """With class weights (each fold's fit computes "balanced" from its own labels) or
+    sample weights (each fold's fit gets its points'), balanced accuracy and macro F1
+    equal cross_val_predict's LOO predictions then the metric."""
+    X, y = _wine(scaling)
+    params, fit_params = _weighting(kind, y)
+    estimator = clone(estimator).set_params(**params)
+    scoring = {"balanced_accuracy": "balanced_accuracy", "f1": F1_MACRO}
+    search = LOOSearchCV(estimator, WINE_GRID, scoring=scoring, refit="balanced_accuracy")
+    results = search.fit(X, y, **fit_params).cv_results_
+    assert set(results["loo_route"]) == {route}
+    plain = LOOSearchCV(clone(estimator).set_params(class_weight=None), WINE_GRID).fit(X, y)
+    assert not np.array_equal(plain.loo_predictions_, search.loo_predictions_)
+    for k, grid_params in enumerate(results["params"]):
+        ref = cross_val_predict(
+            clone(estimator).set_params(**grid_params), X, y, cv=LeaveOneOut(), params=fit_params
+        )
+        ours = search.loo_predictions_[k]
+        assert np.count_nonzero(ours != ref) <= results["n_uncertified"][k]
+        assert results["mean_test_balanced_accuracy"][k] == balanced_accuracy_score(y, ours)
+        assert results["mean_test_f1"][k] == f1_score(y, ours, average="macro")
+    best = clone(estimator).set_params(**search.best_params_).fit(X, y, **fit_params)
+    assert np.array_equal(best.dual_coef_, search.best_estimator_.dual_coef_)
+
+
+def test_zero_sample_weights_are_served_by_refits():
+    X, y = _wine("zscore")
+    weights = np.ones(y.shape[0])
+    weights[:3] = 0.0
+    search = LOOSearchCV(InhibitorySVC(**TIGHT), GRID).fit(X, y, sample_weight=weights)
+    assert set(search.cv_results_["loo_route"]) == {"refit"}
+    ref = cross_val_predict(
+        InhibitorySVC(**TIGHT, C=0.5, gamma=2.0),
+        X,
+        y,
+        cv=LeaveOneOut(),
+        params={"sample_weight": weights},
+    )
+    assert np.array_equal(search.loo_predictions_[0], ref)
+
+
+def test_sample_weight_for_an_estimator_without_it_is_refused():
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = _small()
+    with pytest.raises(ValueError, match="takes no sample_weight"):
+        LOOSearchCV(KNeighborsClassifier(), {"n_neighbors": [1]}).fit(
+            X, y, sample_weight=np.ones(y.shape[0])
+        )

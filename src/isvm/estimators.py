@@ -23,6 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.validation import _check_sample_weight
 
 from isvm._kernel_estimator import KERNELS as KERNELS  # re-exported: isvm.estimators.KERNELS
 from isvm._kernel_estimator import POSITIVE, KernelClassifier
@@ -65,7 +67,11 @@ _SOLVER_PARAMETERS = """\
         the solver's default.
     random_state : int, RandomState instance or None, default=None
         Seed of the solver's visiting order (unused by 1-vs-all's cd, whose greedy
-        steps are deterministic)."""
+        steps are deterministic).
+    class_weight : dict, "balanced" or None, default=None
+        Per class, a factor of C: the multipliers of a point of class k are bounded by
+        ``C * class_weight[k]`` (times its ``sample_weight`` in ``fit``). "balanced"
+        gives ``n_samples / (n_classes * np.bincount(y))``, as scikit-learn's SVC."""
 
 _KERNEL_PARAMETERS = """\
     degree : int, default=3
@@ -107,6 +113,7 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         "solver": [StrOptions(set(SOLVERS))],
         "tol": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 
     def __init__(
@@ -120,7 +127,9 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         random_state=None,
         degree=3,
         coef0=0.0,
+        class_weight=None,
     ):
+        self.class_weight = class_weight
         self.C = C
         self.gamma = gamma
         self.kernel = kernel
@@ -139,9 +148,17 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         return self._formulation_name()
 
     def _solve(
-        self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int
+        self,
+        K: NDArray[np.float64],
+        y_idx: NDArray[np.int64],
+        n_classes: int,
+        seed: int,
+        weights: NDArray[np.float64] | None = None,
     ) -> tuple[SolverResult, NDArray[np.float64], float]:
-        """Solve the dual: (result, dual_coef (N x L), mean coefficient of the class scores)."""
+        """Solve the dual: (result, dual_coef (N x L), mean coefficient of the class scores).
+
+        ``weights`` (positive, or None) bound each point's multipliers by C times its own.
+        """
         formulation = get_formulation(self._formulation_name())
         result = solve(
             K,
@@ -153,19 +170,36 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
             tol=float(self.tol),
             max_iter=self.max_iter,
             seed=seed,
+            sample_weight=weights,
         )
         coding = formulation.encode(y_idx.astype(np.int64), n_classes)
         return result, dual_coefficients(result.alpha, coding, formulation), coding.mean_coef
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> _BiasFreeMulticlassSVC:
-        """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y."""
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> _BiasFreeMulticlassSVC:
+        """Train on X (n_samples, n_features), or a precomputed (n, n) kernel, and labels y.
+
+        ``sample_weight`` (non-negative, one per sample) multiplies C per sample, on top
+        of ``class_weight``; samples of weight 0 take no part in the fit.
+        """
         self._validate_params()
         X, y_idx, K, seed = self._validate_fit(X, y)
         announce_compile(FIT_COMPILE_NOTE, SOLVER_KERNELS)
-        result, self.dual_coef_, self._mean_coef = self._solve(
-            K, y_idx, self.classes_.shape[0], seed
-        )
-        self.alpha_ = result.alpha
+        weights = self._weights(X, y_idx, sample_weight)
+        n_classes = self.classes_.shape[0]
+        if weights is None:
+            result, self.dual_coef_, self._mean_coef = self._solve(K, y_idx, n_classes, seed)
+            self.alpha_ = result.alpha
+        else:
+            kept = np.flatnonzero(weights > 0)
+            result, coef, self._mean_coef = self._solve(
+                K[np.ix_(kept, kept)], y_idx[kept], n_classes, seed, weights[kept]
+            )
+            self.dual_coef_ = np.zeros((y_idx.shape[0], coef.shape[1]))
+            self.dual_coef_[kept] = coef
+            self.alpha_ = np.zeros((y_idx.shape[0], result.alpha.shape[1]))
+            self.alpha_[kept] = result.alpha
         self.n_iter_ = result.iterations
         self.converged_ = result.converged
         self.kkt_violation_ = result.kkt_violation
@@ -179,6 +213,25 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
                 stacklevel=2,
             )
         return self
+
+    def _weights(
+        self, X: NDArray[np.float64], y_idx: NDArray[np.int64], sample_weight: ArrayLike | None
+    ) -> NDArray[np.float64] | None:
+        """Each sample's factor of C (class_weight times sample_weight), or None for none."""
+        if self.class_weight is None and sample_weight is None:
+            return None
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        if self.class_weight is not None:
+            if isinstance(self.class_weight, dict):
+                unknown = set(self.class_weight) - set(self.classes_.tolist())
+                if unknown:
+                    raise ValueError(
+                        f"class_weight names classes not in y: {sorted(unknown, key=str)}"
+                    )
+            weights = weights * compute_sample_weight(self.class_weight, self.classes_[y_idx])
+        if not np.any(weights > 0):
+            raise ValueError("every sample has weight 0: nothing to train on")
+        return weights
 
     def class_scores(self, X: ArrayLike) -> NDArray[np.float64]:
         """Class scores, shape (n_samples, n_classes); ISVM gives eq. 4.12 (rows sum to 0)."""
@@ -294,9 +347,9 @@ class ScatterSVC(_BiasFreeMulticlassSVC):
 
     _method = "scatter"
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> ScatterSVC:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> ScatterSVC:
         """Train as :meth:`InhibitorySVC.fit`; also sets ``mu_``, the paper's box (eq. 15)."""
-        super().fit(X, y)
+        super().fit(X, y, sample_weight)
         total = float(self.alpha_.sum())
         self.mu_ = float(self.C) * self.classes_.shape[0] / total if total > 0 else np.inf
         return self
@@ -337,6 +390,7 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
         ww_kernel="full",
         degree=3,
         coef0=0.0,
+        class_weight=None,
     ):
         super().__init__(
             C=C,
@@ -348,6 +402,7 @@ class WestonWatkinsSVC(_BiasFreeMulticlassSVC):
             random_state=random_state,
             degree=degree,
             coef0=coef0,
+            class_weight=class_weight,
         )
         self.ww_kernel = ww_kernel
 
@@ -410,6 +465,7 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
         random_state=None,
         degree=3,
         coef0=0.0,
+        class_weight=None,
     ):
         super().__init__(
             C=C,
@@ -421,13 +477,19 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
             random_state=random_state,
             degree=degree,
             coef0=coef0,
+            class_weight=class_weight,
         )
 
     def _loo_method(self) -> str:
         return "cs"
 
     def _solve(
-        self, K: NDArray[np.float64], y_idx: NDArray[np.int64], n_classes: int, seed: int
+        self,
+        K: NDArray[np.float64],
+        y_idx: NDArray[np.int64],
+        n_classes: int,
+        seed: int,
+        weights: NDArray[np.float64] | None = None,
     ) -> tuple[SolverResult, NDArray[np.float64], float]:
         result = solve_crammer_singer(
             K,
@@ -437,6 +499,7 @@ class CrammerSingerSVC(_BiasFreeMulticlassSVC):
             tol=float(self.tol),
             max_iter=self.max_iter,
             seed=seed,
+            sample_weight=weights,
         )
         self.duality_gap_ = result.duality_gap
         return result, result.alpha, 0.0

@@ -92,6 +92,13 @@ class Coding:
     #: over its variables; the solvers use it to update a point's multipliers together
     block_w: NDArray[np.float64]  # (N, L)
     block_sigma: float
+    #: (N,) each point's margin, the linear term of its variables in the dual: 1 (None
+    #: gives ones), or a weighted problem's weights (:func:`weighted`)
+    margin: NDArray[np.float64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.margin is None:
+            object.__setattr__(self, "margin", np.ones(self.var_mask.shape[0]))
 
 
 @dataclass(frozen=True)

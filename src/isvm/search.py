@@ -46,9 +46,15 @@ from sklearn.metrics import accuracy_score, get_scorer
 from sklearn.metrics._scorer import _BaseScorer
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import get_tags
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    has_fit_parameter,
+    validate_data,
+)
 
 from isvm._kernel_estimator import KernelClassifier
 from isvm.kernels import GAMMA_CONVENTION, kernel_matrix
@@ -406,8 +412,14 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> LOOSearchCV:
-        """Score every candidate's exact LOO predictions by ``scoring``, then refit the best."""
+    def fit(
+        self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+    ) -> LOOSearchCV:
+        """Score every candidate's exact LOO predictions by ``scoring``, then refit the best.
+
+        ``sample_weight`` goes to every fit: each fold's fit gets its points' weights
+        (``cross_val_predict(..., params={"sample_weight": w})``), the refit all of them.
+        """
         metrics, multimetric = _metrics(self.scoring)
         _check_refit(self.refit, metrics, multimetric)
         candidates = _check_grid(self.estimator, self.param_grid)
@@ -418,6 +430,17 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             _check_candidate(est)
         self._warn_constant_columns(X)
         routes = [_route(est) for est in estimators]
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(
+                sample_weight, X, dtype=np.float64, ensure_non_negative=True
+            )
+            if not has_fit_parameter(self.estimator, "sample_weight"):
+                raise ValueError(
+                    f"{type(self.estimator).__name__}.fit takes no sample_weight; "
+                    "fit LOOSearchCV without it"
+                )
+            if not np.all(sample_weight > 0):  # the engine needs every point weighted
+                routes = [None] * len(routes)
         n = y.shape[0]
         preds = np.empty((len(candidates), n), dtype=y.dtype)
         seconds = np.zeros(len(candidates))
@@ -430,7 +453,9 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             method = routes[group[0]]
             if method is None:
                 for k in group:
-                    preds[k], seconds[k], capped[k] = _refit_folds(estimators[k], X, y, self.n_jobs)
+                    preds[k], seconds[k], capped[k] = _refit_folds(
+                        estimators[k], X, y, self.n_jobs, sample_weight
+                    )
                     uncertified[k] = n
                     progress("refit", candidates[k])
                 continue
@@ -438,7 +463,9 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             def report(k: int, route: str = _route_name(method)) -> None:
                 progress(route, candidates[k])
 
-            served = _served_path(group, estimators, method, X, y, threads, kernels, report)
+            served = _served_path(
+                group, estimators, method, X, y, threads, kernels, report, sample_weight
+            )
             for k, pred, row in served:
                 preds[k] = pred
                 seconds[k], uncertified[k], capped[k] = row
@@ -447,7 +474,8 @@ class LOOSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if self.refit:
             start = time.perf_counter()
             self.best_estimator_ = clone(self.estimator).set_params(**self.best_params_)
-            self.best_estimator_.fit(X, y)
+            fit_params = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.best_estimator_.fit(X, y, **fit_params)
             self.refit_time_ = time.perf_counter() - start
         return self
 
@@ -668,10 +696,42 @@ def _groups(estimators: Sequence[BaseEstimator], routes: Sequence[str | None]) -
     return list(groups.values())
 
 
-def _served_path(group, estimators, method, X, y, threads, kernels, report):
+def fold_weights(
+    estimator: BaseEstimator, y: NDArray, sample_weight: NDArray[np.float64] | None
+) -> list[tuple[NDArray[np.bool_], NDArray[np.float64] | None]]:
+    """The weights each fold's fit gives its points, as (folds, weights) pairs.
+
+    One pair for all folds where the weights do not depend on the fold: none, a
+    ``class_weight`` dict, ``sample_weight``. ``class_weight="balanced"`` is computed by
+    each fit from its own labels, so a fold of class k weighs the classes by the counts
+    with one point of k fewer: one pair per class, the folds of that class with their
+    weights (one engine run per class; :func:`isvm.loo.loo_grid`'s folds keep the
+    weights they are given).
+    """
+    class_weight = getattr(estimator, "class_weight", None)
+    everyone = np.ones(y.shape[0], dtype=np.bool_)
+    base = np.ones(y.shape[0]) if sample_weight is None else sample_weight
+    if class_weight is None:
+        return [(everyone, sample_weight)]
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if not isinstance(class_weight, str):
+        return [(everyone, base * compute_class_weight(class_weight, classes=classes, y=y)[y_idx])]
+    pairs = []
+    for k in range(classes.shape[0]):
+        held = y_idx == k
+        y_fold = np.delete(y, np.flatnonzero(held)[0])
+        per_class = compute_class_weight("balanced", classes=classes, y=y_fold)
+        pairs.append((held, base * per_class[y_idx]))
+    return pairs
+
+
+def _served_path(group, estimators, method, X, y, threads, kernels, report, sample_weight):
     """Yield ``(candidate, LOO predictions, (seconds, uncertified, capped))`` for a group of
     candidates that differ only in C and gamma: one C path per gamma through
-    :func:`_loo_path`; ``report(candidate)`` as each grid point is done."""
+    :func:`_loo_path` (one per weighting of :func:`fold_weights`, each giving its own
+    folds' predictions; the diagnostics then sum the runs); ``report(candidate)`` as
+    each grid point is done."""
+    weightings = fold_weights(estimators[group[0]], y, sample_weight)
     by_gamma: dict[float, list[int]] = {}
     for k in group:
         by_gamma.setdefault(float(estimators[k].gamma), []).append(k)
@@ -684,15 +744,21 @@ def _served_path(group, estimators, method, X, y, threads, kernels, report):
                 report(k)
 
         first = estimators[members[0]]
-        frame, preds = _loo_path(first, method, X, y, gamma, Cs, threads, kernels, done)
-        columns = frame[["seconds", "n_uncertified", "n_capped"]].to_numpy()
+        preds, columns = None, 0.0
+        for r, (folds, weights) in enumerate(weightings):
+            last = r == len(weightings) - 1
+            frame, run = _loo_path(
+                first, method, X, y, gamma, Cs, threads, kernels, done if last else None, weights
+            )
+            preds = run if preds is None else np.where(folds[None, :], run, preds)
+            columns = columns + frame[["seconds", "n_uncertified", "n_capped"]].to_numpy()
         for i, C in enumerate(frame["C"].to_numpy()):
             for k in at_C[float(C)]:
                 seconds, uncertified, capped = columns[i]
                 yield k, preds[i], (float(seconds), int(uncertified), int(capped))
 
 
-def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress):
+def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress, weights=None):
     """One gamma's C path of ``method`` as the workflow serves it: (frame, predictions).
 
     The engine or a refit, as :func:`isvm.loo.loo_records` chooses. The estimator's
@@ -710,12 +776,14 @@ def _loo_path(estimator, method, X, y, gamma, Cs, threads, kernels, progress):
         "kernel_cache": kernels,
         "progress": progress,
     }
+    if weights is not None:
+        options["sample_weight"] = weights
     return loo_records(
         X, y, method, [gamma], Cs, threads=threads, return_predictions=True, **options
     )
 
 
-def _refit_folds(estimator, X, y, n_jobs) -> tuple[NDArray, float, int]:
+def _refit_folds(estimator, X, y, n_jobs, sample_weight=None) -> tuple[NDArray, float, int]:
     """LOO predictions of ``estimator`` by one fit per fold: (predictions, seconds, capped).
 
     A :class:`KernelClassifier` with a kernel function gets its kernel computed once
@@ -738,15 +806,16 @@ def _refit_folds(estimator, X, y, n_jobs) -> tuple[NDArray, float, int]:
         pairwise = True
     n = y.shape[0]
     out = Parallel(n_jobs=n_jobs)(
-        delayed(_one_fold)(estimator, X, y, p, pairwise) for p in range(n)
+        delayed(_one_fold)(estimator, X, y, p, pairwise, sample_weight) for p in range(n)
     )
     preds = np.array([pred for pred, _ in out], dtype=y.dtype)
     capped = sum(int(c) for _, c in out)
     return preds, time.perf_counter() - start, capped
 
 
-def _one_fold(estimator, X, y, p: int, pairwise: bool) -> tuple[Any, bool]:
-    """Fit a clone without point p, predict p: (prediction, hit its iteration cap)."""
+def _one_fold(estimator, X, y, p: int, pairwise: bool, sample_weight=None) -> tuple[Any, bool]:
+    """Fit a clone without point p (its points' ``sample_weight``), predict p: (prediction,
+    hit its iteration cap)."""
     train = np.arange(y.shape[0]) != p
     if pairwise:
         X_train, X_test = X[np.ix_(train, train)], X[p : p + 1][:, train]
@@ -755,6 +824,9 @@ def _one_fold(estimator, X, y, p: int, pairwise: bool) -> tuple[Any, bool]:
     est = clone(estimator)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        est.fit(X_train, y[train])
+        if sample_weight is None:
+            est.fit(X_train, y[train])
+        else:
+            est.fit(X_train, y[train], sample_weight=sample_weight[train])
     capped = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     return est.predict(X_test)[0], capped

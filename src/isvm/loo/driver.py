@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numba
 import numpy as np
@@ -58,7 +58,15 @@ from isvm.loo.settings import (
 )
 from isvm.methods import Coding, Formulation, get_formulation, separable_by_column
 from isvm.seeding import derive_seed
-from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverState, problem_of, run_solver, variable_list
+from isvm.solvers import (
+    DEFAULT_MAX_EPOCHS,
+    SolverState,
+    check_weights,
+    problem_of,
+    run_solver,
+    variable_list,
+    weighted,
+)
 from isvm.solvers._core import Blocks, Dual, Problem
 from isvm.warmup import announce_compile
 
@@ -97,6 +105,9 @@ class _Job:
     # the dual's classes where it is L separate problems (1-vs-all): the finish then
     # runs per class (isvm.loo.separable); None otherwise
     parts: tuple[ClassPart, ...] | None = None
+    #: the points' weights (the kernels are scaled by them, the coding's margins are
+    #: them: :func:`isvm.solvers.weighted`); None unweighted
+    weights: NDArray[np.float64] | None = None
 
     @property
     def n(self) -> int:
@@ -136,6 +147,7 @@ def loo_grid(
     settings: LooSettings = DEFAULT_SETTINGS,
     return_predictions: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> pd.DataFrame | tuple[pd.DataFrame, NDArray]:
     """Exact LOO accuracy of ``method`` at every (gamma, C); one row per grid point.
 
@@ -157,6 +169,10 @@ def loo_grid(
     ``threads``: the folds of a grid point run on that many threads (the results do not
     depend on it). ``solver`` names the full fit's solver: ``"cd"``, the only one the
     engine has. ``progress(done, total)``, if given, is called after each grid point.
+    ``sample_weight`` (positive, one per point) bounds point i's multipliers by
+    ``C sample_weight[i]`` in the full problem and in every fold (a fold keeps the
+    other points' weights: what a refit on the fold with the same weights solves);
+    the engine solves it as :func:`isvm.solvers.weighted` says, certified as ever.
     """
     if solver != "cd":
         raise ValueError(
@@ -172,6 +188,7 @@ def loo_grid(
     kernels = grid_kernels(X, gammas, kernel_cache)
     if next(iter(kernels.values())).shape[0] != y_idx.shape[0]:
         raise ValueError("X and y have different numbers of samples")
+    weights = None if sample_weight is None else check_weights(sample_weight, y_idx.shape[0])
     job = _job(
         formulation,
         y_idx,
@@ -183,13 +200,21 @@ def loo_grid(
         seed=seed,
         active_set=active_set,
         settings=settings,
+        weights=weights,
     )
-    geometry = duplicate_groups(X, y_idx)
+    # identical points share a group only with equal weights (identical scaled features)
+    geometry = duplicate_groups(X if weights is None else _with_weights(X, weights), y_idx)
     rows, preds = _walk(job, kernels, geometry, Cs, threads, progress)
     frame = pd.DataFrame(rows, columns=list(GRID_COLUMNS))
     if return_predictions:
         return frame, np.array(preds)
     return frame
+
+
+def _with_weights(X: ArrayLike, weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The rows of X with their weights as one more column (for :func:`duplicate_groups`)."""
+    X = np.asarray(X, dtype=np.float64)
+    return np.column_stack([X.reshape(X.shape[0], -1), weights])
 
 
 def _walk(job: _Job, kernels: dict, groups, Cs, threads: int, progress) -> tuple[list, list]:
@@ -210,6 +235,8 @@ def _walk(job: _Job, kernels: dict, groups, Cs, threads: int, progress) -> tuple
     blas_limit = threadpool_limits(limits=1)
     try:
         for gamma, K in kernels.items():
+            if job.weights is not None:
+                K = weighted(K, job.coding, job.weights)[0]
             path = _start_path(job, K, group, group_mixed)
             for t, C in enumerate(Cs):
                 row, pred = _grid_point(job, path, t, gamma, C)
@@ -238,9 +265,12 @@ def _job(
     seed: int,
     active_set: bool,
     settings: LooSettings,
+    weights: NDArray[np.float64] | None = None,
 ) -> _Job:
     """The coding, variables and fold settings of one call."""
     coding = formulation.encode(y_idx, n_classes)
+    if weights is not None:
+        coding = replace(coding, margin=weights)
     var_i, var_j = variable_list(coding)
     var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
     var_id[var_i, var_j] = np.arange(var_i.shape[0])
@@ -272,6 +302,7 @@ def _job(
         active_set=active_set,
         coupled=coding.block_sigma != 0.0,
         parts=separable_parts(coding) if settings.separable_finish else None,
+        weights=weights,
     )
 
 

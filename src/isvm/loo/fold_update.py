@@ -196,7 +196,7 @@ def _removal(prob, p, C, full, fac, st):
     """Point p's multipliers leave the problem: marked EXCLUDED in ``st``; those at C
     (dropping to 0) pull the free set by ``z_p = Hinv sum_v Q[F, v] C``, from the
     precomputed rows ``Q[v, F] Hinv`` where there are any."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     status, free_vars, Hinv = fac.status, fac.free_vars, fac.Hinv
     Y_out, out_pos, var_id = fac.Y_out, fac.out_pos, fac.var_id
     nf = free_vars.shape[0]
@@ -451,7 +451,7 @@ def _folded_rhs(prob, full, fac, removal, work, nt):
 @njit(cache=True, inline="always")
 def _schur_system(prob, C, full, fac, removal, work, nt, z, sets):
     """The Schur complement system in (x_N, mu): (T, its right-hand side)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     p_upper, n_pu = removal.p_upper, removal.n_pu
     touched, Qv, Y, G, t_val = work
     r_pos, r_val, nr, n_list, nn = sets
@@ -465,7 +465,7 @@ def _schur_system(prob, C, full, fac, removal, work, nt, z, sets):
         va = touched[ta]
         ia = var_i[va]
         ja = var_j[va]
-        r = 1.0 - _core.q_times_alpha(ia, ja, cols, vals, c, fac.S_bound, fac.ssum_bound)
+        r = margin[ia] - _core.q_times_alpha(ia, ja, cols, vals, c, fac.S_bound, fac.ssum_bound)
         for q in range(n_pu):
             vq = p_upper[q]
             r += C * _core.q_entry(ia, ja, var_i[vq], var_j[vq], cols, vals, c, K)
@@ -494,7 +494,7 @@ def _ridged_solve(prob, work, sets, T, rhs, ridge):
     along it), or fixed where Hinv is a pseudo-inverse: the step becomes a long one
     along that direction, which the caller cuts at the box; a face solved this way is
     never reported as the optimum unless it is stationary. False if still singular."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     _, _, nr, n_list, nn = sets
     ridge_n = 0.0
     for a in range(nn):
@@ -541,7 +541,7 @@ def _face_values(fac, work, z, rhs, sets):
 def _face_point(prob, C, full, fac, removal, work, nt, x, out):
     """The face's minimiser and its exact scores into ``out``, the changes from the full
     optimum summed per point first."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     x_full, p_upper, n_pu = removal.x_full, removal.p_upper, removal.n_pu
     touched, t_val = work.ids, work.t_val
     free_vars = fac.free_vars
@@ -576,7 +576,7 @@ def _infeasible(prob, C, slack, st, out, changes, free_threshold):
     bound variable whose gradient points inward (by more than ``free_threshold``) is
     freed. Returns their number; zero means ``out.alpha`` is optimal (once clipped).
     """
-    _, var_i, var_j, cols, vals, c = prob
+    _, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = out
     chg_v, chg_s = changes
     n_inf = np.int64(0)
@@ -592,7 +592,7 @@ def _infeasible(prob, C, slack, st, out, changes, free_threshold):
             elif a > C + slack:
                 new_s = UPPER
         else:
-            g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
+            g = margin[var_i[v]] - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
             if (s == ZERO and g > free_threshold) or (s == UPPER and g < -free_threshold):
                 new_s = FREE
         if new_s != s:
@@ -609,10 +609,12 @@ def _stationary(prob, st, out, tol):
     True by construction for an exact face solve; a singular face solved with the
     ridge can miss it, and must not be reported as the optimum.
     """
-    _, var_i, var_j, cols, vals, c = prob
+    _, var_i, var_j, cols, vals, c, margin = prob
     for v in range(var_i.shape[0]):
         if st[v] == FREE:
-            g = 1.0 - _core.q_times_alpha(var_i[v], var_j[v], cols, vals, c, out.S, out.ssum)
+            g = margin[var_i[v]] - _core.q_times_alpha(
+                var_i[v], var_j[v], cols, vals, c, out.S, out.ssum
+            )
             if abs(g) > tol:
                 return False
     return True
@@ -648,7 +650,7 @@ def _register(prob, fac, changes, n_chg, st, work, nt, max_changed):
 @njit(cache=True)
 def _clip(prob, C, out):
     """Clip ``out.alpha`` to the box, keeping its scores exact."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = out
     for v in range(var_i.shape[0]):
         a = alpha[var_i[v], var_j[v]]
@@ -686,7 +688,7 @@ def _add_touched(prob, fac, work, nt, n_new):
     ``G = Q_tt' - q_t' Hinv q_t'``."""
     if n_new == 0:
         return
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     free_vars, Hinv = fac.free_vars, fac.Hinv
     Q_out, Y_out, out_pos = fac.Q_out, fac.Y_out, fac.out_pos
     touched, Qv, Y, G, _ = work

@@ -62,7 +62,7 @@ def fit_folds(prob, blocks, cert, step, full, fac, store, cfg, out, first, strid
 @njit(cache=True)
 def _fold_problem(p, prob):
     """Fold ``p``'s problem (``prob``'s variables without p's) and its points."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     n = K.shape[0]
     n_var = 0
     for v in range(var_i.shape[0]):
@@ -107,7 +107,7 @@ def _shifted_start(p, prob, C, full, step, store):
     """Fold p's solution at C_prev plus the full solution's move from C_prev to C,
     without p's multipliers and clipped to the box, with its exact scores: the
     scores move by the same amounts, less p's share and each clipping's."""
-    K, _, _, cols, vals, c = prob
+    K, _, _, cols, vals, c, margin = prob
     alpha = store.alpha[p] + (full.alpha - step.alpha_prev)
     S = store.S[p] + (full.S - step.S_prev)
     ssum = store.ssum[p] + (full.ssum - step.ssum_prev)
@@ -141,7 +141,7 @@ def _rebased(status, base, now):
 @njit(cache=True)
 def _without_point(p, prob, full, out):
     """Write the full solution with point p's multipliers removed (and its scores) into ``out``."""
-    K, _, _, cols, vals, c = prob
+    K, _, _, cols, vals, c, margin = prob
     alpha, S, ssum = out
     alpha[:, :] = full.alpha
     S[:, :] = full.S
@@ -188,9 +188,9 @@ def probe_folds(prob, blocks, cert, full, points, seeds, C, tol, budget, pooled=
 @njit(cache=True)
 def _gap(fold, prob, C, dual):
     """The duality gap of a fold start (``fold``'s variables; codings from ``prob``)."""
-    _, _, _, cols, vals, c = prob
+    _, _, _, cols, vals, c, margin = prob
     alpha, S, ssum = dual
-    return _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, C, S, ssum)[1]
+    return _core.optimality(fold.var_i, fold.var_j, alpha, cols, vals, c, margin, C, S, ssum)[1]
 
 
 #: a standing proof must hold with this relative room in its bound, so that rounding in

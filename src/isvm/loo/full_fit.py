@@ -539,7 +539,7 @@ def _q_times(prob: Problem, coding: Coding, free, u) -> NDArray[np.float64]:
     alpha = np.zeros(coding.var_mask.shape)
     alpha[fi, fj] = u
     sub = _core.with_variables(prob, fi, fj)
-    return 1.0 - _state(sub, coding, alpha)[2]
+    return coding.margin[fi] - _state(sub, coding, alpha)[2]
 
 
 def _updated_products(
@@ -586,7 +586,7 @@ def q_block(prob: Problem, rows: NDArray[np.int64], columns: NDArray[np.int64]) 
     Entry by entry from the codings (:func:`isvm.solvers._core.q_entry`), rows in
     parallel: no dense coding vectors, no fancy-indexed copies of K.
     """
-    return _q_block(*prob, rows, columns)
+    return _q_block(prob.K, prob.var_i, prob.var_j, prob.cols, prob.vals, prob.c, rows, columns)
 
 
 @njit(cache=True, parallel=True)

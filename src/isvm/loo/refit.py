@@ -225,7 +225,7 @@ def _formulation_fitter(
 
     A = formulation.decision_matrix(n_classes)
 
-    def fit(K_train, y_train, K_test, C, seed) -> FoldFit:
+    def fit(K_train, y_train, K_test, C, seed, w_train=None) -> FoldFit:
         result = solve(
             K_train,
             y_train,
@@ -236,6 +236,7 @@ def _formulation_fitter(
             tol=tol,
             max_iter=max_iter,
             seed=seed,
+            sample_weight=w_train,
         )
         coding = formulation.encode(y_train, n_classes)
         scores = (K_test @ coefficient_matrix(result.alpha, coding)) @ A
@@ -306,11 +307,14 @@ def _refit_point(
     C: float,
     seed: int,
     fold_from_full: Callable[..., Any] | None = None,
+    weights: NDArray[np.float64] | None = None,
 ) -> tuple[GridRow, NDArray[np.int64], NDArray[np.float64]]:
-    """One grid point: (record row, predicted class indices, top-two gaps)."""
+    """One grid point: (record row, predicted class indices, top-two gaps); with
+    ``weights``, each fit gets its points' weights (``w_train``)."""
     n = y_idx.shape[0]
     start = time.perf_counter()
-    full = fitter(K, y_idx, K[:0], C, derive_seed(seed, "refit-full", gamma, C))
+    weighed = {} if weights is None else {"w_train": weights}
+    full = fitter(K, y_idx, K[:0], C, derive_seed(seed, "refit-full", gamma, C), **weighed)
     shortcut = None if fold_from_full is None else fold_from_full(full.model, K, y_idx)
     pred = np.empty(n, dtype=np.int64)
     gap = np.empty(n)
@@ -320,7 +324,10 @@ def _refit_point(
         fold = None if shortcut is None else shortcut(p, fold_seed)
         if fold is None:
             keep = np.arange(n) != p
-            fold = fitter(K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C, fold_seed)
+            weighed = {} if weights is None else {"w_train": weights[keep]}
+            fold = fitter(
+                K[np.ix_(keep, keep)], y_idx[keep], K[p : p + 1, keep], C, fold_seed, **weighed
+            )
         pred[p], gap[p] = fold.pred[0], fold.gap[0]
         iterations += fold.iterations
         capped += int(not fold.converged)
@@ -371,6 +378,7 @@ def loo_refit(
     max_iter: int | None = None,
     n_classes: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> tuple[pd.DataFrame, NDArray, NDArray[np.float64]]:
     """LOO accuracy by refitting every held-out problem from zero, at every (gamma, C).
 
@@ -383,6 +391,8 @@ def loo_refit(
     the fit on all N points, ``iterations`` sums it and the folds, ``n_capped`` counts
     the fits that hit their iteration cap and ``n_uncertified`` is N (nothing is
     certified). ``progress(done, total)`` is called after each grid point.
+    ``sample_weight`` (a formulation only): each fit gets its points' weights, as
+    :func:`isvm.solvers.solve` takes them.
     """
     gammas, Cs = check_grid(gammas, Cs)
     classes, y_idx, n_classes = encode_labels(y, n_classes)
@@ -393,7 +403,17 @@ def loo_refit(
     if isinstance(method, str):
         check_method(method)
     uses_C, shortcut = True, None
+    weights = None
+    if sample_weight is not None:
+        from isvm.solvers import check_weights
+
+        weights = check_weights(sample_weight, n)
     if isinstance(method, str) and method in REFIT_METHODS:
+        if weights is not None:
+            raise ValueError(
+                f"sample_weight is not supported for {method!r}: only the exact engine's "
+                "methods take weights"
+            )
         refit = REFIT_METHODS[method]
         fitter, uses_C = _estimator_fitter(refit, tol, max_iter), refit.uses_C
         shortcut = refit.fold_from_full
@@ -409,7 +429,7 @@ def loo_refit(
                 preds.append(preds[-1])
                 gaps.append(gaps[-1])
             else:
-                row, pred, gap = _refit_point(fitter, K, y_idx, gamma, C, seed, shortcut)
+                row, pred, gap = _refit_point(fitter, K, y_idx, gamma, C, seed, shortcut, weights)
                 rows.append(row)
                 preds.append(classes[pred])
                 gaps.append(gap)

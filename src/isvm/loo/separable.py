@@ -67,6 +67,7 @@ def separable_parts(coding: Coding) -> tuple[ClassPart, ...] | None:
             0.0,
             np.ascontiguousarray(coding.block_w[:, j : j + 1]),
             0.0,
+            coding.margin,
         )
         parts.append(ClassPart(j, sub, np.ascontiguousarray(var_id[points, j]), points))
     return tuple(parts)

@@ -18,7 +18,7 @@ NL x NL matrix, draw their randomness from an explicit seed and return a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -118,7 +118,9 @@ def problem_of(
     The one place a problem is built from a coding; a problem over fewer variables
     is :func:`isvm.solvers._core.with_variables` of it.
     """
-    return _core.Problem(K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef))
+    return _core.Problem(
+        K, var_i, var_j, coding.cols, coding.vals, float(coding.mean_coef), coding.margin
+    )
 
 
 def run_solver(
@@ -200,6 +202,37 @@ def run_solver(
     raise ValueError(f"unknown solver {solver!r}; choose one of {SOLVERS}")
 
 
+def check_weights(weights: ArrayLike, n: int) -> NDArray[np.float64]:
+    """Per-point weights as positive finite float64 of length n, or a ValueError."""
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"sample weights must have shape ({n},), got {w.shape}")
+    if not np.all(np.isfinite(w)) or not np.all(w > 0):
+        raise ValueError(
+            "sample weights must be finite and > 0 (drop the points of weight 0: "
+            "they have no multipliers)"
+        )
+    return w
+
+
+def weighted(
+    K: NDArray[np.float64], coding: Coding, weights: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], Coding]:
+    """A weighted problem as an unweighted one with per-point margins.
+
+    Weight ``s_i`` bounds point i's multipliers by ``C s_i``. With ``alpha = s beta``
+    the dual ``sum alpha - 1/2 alpha'Q alpha, 0 <= alpha_ij <= C s_i`` becomes
+    ``sum_ij s_i beta_ij - 1/2 beta' Q~ beta, 0 <= beta <= C``, where ``Q~`` is Q on
+    the kernel ``K~ = diag(s) K diag(s)``: the same box for every variable (so every
+    solver, certificate and C-path rule applies unchanged) and the weights as the
+    points' margins (:attr:`isvm.methods.Coding.margin`). Returns ``(K~, coding with
+    margin s)``; multiply the solution's rows by ``s`` for the weighted multipliers.
+    Scores at a point under ``K~`` are ``s_p`` times its scores under K, so its
+    argmax is unchanged.
+    """
+    return K * weights[:, None] * weights[None, :], replace(coding, margin=weights)
+
+
 def check_problem(
     K: ArrayLike, y: ArrayLike, n_classes: int, C: float, tol: float
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
@@ -239,8 +272,13 @@ def solve(
     block: bool = True,
     eta: float = 0.8,
     criterion: str | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> SolverResult:
     """Maximise the dual of ``method`` on kernel K with labels y in 0..n_classes-1.
+
+    ``sample_weight`` (positive, one per point) bounds point i's multipliers by
+    ``C sample_weight[i]`` (solved as :func:`weighted` says); the result's ``alpha``
+    is the weighted problem's, its KKT violation in the scaled variables.
 
     ``eta`` is Algorithm 2's step (sgd only; ``mu`` chooses its own step by
     backtracking). ``criterion`` (smo/sgd) defaults to the paper's mean-KKT rule.
@@ -251,6 +289,11 @@ def solve(
     if solver == "sgd" and not 0 < eta < 2:
         raise ValueError(f"eta must lie in (0, 2) for convergence, got {eta!r}")
     coding = formulation.encode(y, n_classes)
+    weights = None if sample_weight is None else check_weights(sample_weight, y.shape[0])
+    if weights is not None:
+        K, coding = weighted(K, coding, weights)
+        if alpha0 is not None:
+            alpha0 = np.asarray(alpha0, dtype=np.float64) / weights[:, None]
     if alpha0 is not None:
         alpha0 = np.clip(np.asarray(alpha0, dtype=np.float64), 0.0, C)
     state = SolverState.start(K, coding, alpha0)
@@ -276,12 +319,13 @@ def solve(
         coding.cols,
         coding.vals,
         coding.mean_coef,
+        coding.margin,
         float(C),
         state.S,
         state.ssum,
     )
     return SolverResult(
-        alpha=state.alpha,
+        alpha=state.alpha if weights is None else state.alpha * weights[:, None],
         iterations=int(iterations),
         converged=bool(converged),
         kkt_violation=float(viol),

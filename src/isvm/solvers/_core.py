@@ -51,12 +51,15 @@ class Problem(NamedTuple):
     cols: np.ndarray  # (N, L, 2) score columns of each variable's coding (-1: none)
     vals: np.ndarray  # (N, L, 2) their coefficients
     c: float  # the metric's mean coefficient (0: no mean term, ``ssum`` unused)
+    #: (N,) each point's margin, the linear term of its variables in the dual (1
+    #: unweighted; a weighted problem's, :func:`isvm.solvers.weighted_problem`)
+    margin: np.ndarray
 
 
 @njit(cache=True)
 def with_variables(prob, var_i, var_j):
     """``prob`` over other variables (the same kernel and coding): a fold's, a free set's."""
-    return Problem(prob.K, var_i, var_j, prob.cols, prob.vals, prob.c)
+    return Problem(prob.K, var_i, var_j, prob.cols, prob.vals, prob.c, prob.margin)
 
 
 class Dual(NamedTuple):
@@ -317,15 +320,15 @@ def projected_gradient(a, g, C):
 @njit(cache=True)
 def dual_gradients(prob, S, ssum):
     """``g = 1 - Q alpha`` (the ascent gradient) of every variable of ``prob``, from the scores."""
-    _, var_i, var_j, cols, vals, c = prob
+    _, var_i, var_j, cols, vals, c, margin = prob
     g = np.empty(var_i.shape[0])
     for v in range(var_i.shape[0]):
-        g[v] = 1.0 - q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
+        g[v] = margin[var_i[v]] - q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum)
     return g
 
 
 @njit(cache=True)
-def optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum):
+def optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum):
     """(dual objective, duality gap, max KKT violation) over the listed variables.
 
     The bias-free primal ``1/2 ||w||^2 + C sum hinge(1 - <w, z_ij>)`` at
@@ -339,8 +342,8 @@ def optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum):
         i = var_i[v]
         j = var_j[v]
         a = alpha[i, j]
-        g = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
-        obj += a - 0.5 * a * (1.0 - g)
+        g = margin[i] - q_times_alpha(i, j, cols, vals, c, S, ssum)
+        obj += margin[i] * a - 0.5 * a * (margin[i] - g)
         gap += (C * g if g > 0.0 else 0.0) - a * g
         p = projected_gradient(a, g, C)
         if p > viol:

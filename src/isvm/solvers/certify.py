@@ -149,7 +149,7 @@ def _point_terms(prob, alpha, C, S, ssum, block_w, v, g, a0, w):
     """The variables of one point, listed from ``v`` on: writes their gradients, values
     and block weights into ``g``, ``a0``, ``w``; returns (how many, their duality-gap
     terms summed, their positive gradients summed, their largest KKT violation)."""
-    _, var_i, var_j, cols, vals, c = prob
+    _, var_i, var_j, cols, vals, c, margin = prob
     i = var_i[v]
     m = np.int64(0)
     point_gap = 0.0
@@ -158,7 +158,7 @@ def _point_terms(prob, alpha, C, S, ssum, block_w, v, g, a0, w):
     while v + m < var_i.shape[0] and var_i[v + m] == i:
         j = var_j[v + m]
         a = alpha[i, j]
-        gv = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+        gv = margin[i] - q_times_alpha(i, j, cols, vals, c, S, ssum)
         point_gap += _gap_term(gv, a, C)
         if gv > 0.0:
             positive += gv
@@ -235,7 +235,7 @@ def _point_bounds(prob, alpha, C, S, ssum, target, tau, lazy, groups, cands, scr
     terms into ``group_gap`` (``groups``: acc, group_gap, member); lazily, lists the
     points whose models are deferred in ``cands`` (first variable, gap terms) and counts
     their gap terms meanwhile."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     floor, group, mixed = target.floor, target.group, target.group_mixed
     block_w = target.block_w
     model_sigma = min(target.block_sigma, 0.0)
@@ -444,7 +444,7 @@ def standing_bound(prob, alpha, C, S, ssum, target):
     point by point, by its gap terms. So the bound at C is never below
     :func:`suboptimality`'s.
     """
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     floor, group = target.floor, target.group
     model_sigma = min(target.block_sigma, 0.0)
     n_var = var_i.shape[0]
@@ -502,7 +502,7 @@ def prove(prob, alpha, C, S, ssum, target, cached=False):
     """
     if target.column_factor > 0.0:
         return prove_by_column(prob, alpha, C, S, ssum, target, cached)
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     p, A, scale = target.point, target.A, target.scale
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
     need, tau = affordable(target, S, K.shape[0])
@@ -550,7 +550,7 @@ def column_terms(prob, alpha, C, S, target, bound, rate, viol, group_models, sta
     (``group_models``; else by its gap terms, as every group counts for ``rate``).
     Summed over the columns, never above :func:`suboptimality`'s bound.
     """
-    _, var_i, var_j, cols, vals, _ = prob
+    _, var_i, var_j, cols, vals, _, margin = prob
     floor, group, mixed = target.floor, target.group, target.group_mixed
     use_model = floor.shape[0] > 0
     n_groups = mixed.shape[0] if use_model and group_models else 0
@@ -566,7 +566,7 @@ def column_terms(prob, alpha, C, S, target, bound, rate, viol, group_models, sta
             continue
         a = alpha[i, j]
         val = vals[i, j, 0]
-        g = 1.0 - val * S[col, i]
+        g = margin[i] - val * S[col, i]
         pv = projected_gradient(a, g, C)
         if pv > viol[col]:
             viol[col] = pv
@@ -655,7 +655,7 @@ def prove_by_column(prob, alpha, C, S, ssum, target, cached=False):
     if cached:
         for d in range(n_cols):
             stale[d] = np.isnan(cache[0, d])
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     refresh_point_scores(p, var_i, var_j, alpha, cols, vals, c, K, S, ssum, stale)
     bound = np.zeros(n_cols)
     viol = np.zeros(n_cols)

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from isvm._jit import njit
-from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverResult, _core, check_problem
+from isvm.solvers import DEFAULT_MAX_EPOCHS, SolverResult, _core, check_problem, check_weights
 
 SOLVER_NAME = "bcd"
 
@@ -43,7 +43,7 @@ _SKIP = 1e-12
 
 
 @njit(cache=True)
-def cs_optimality(y, C, alpha, S):
+def cs_optimality(y, margin, C, alpha, S):
     """(dual objective, duality gap, max KKT violation) at ``alpha``, from the scores.
 
     The dual objective is reported in maximisation form, ``-f(alpha)``, which equals
@@ -65,7 +65,7 @@ def cs_optimality(y, C, alpha, S):
         min_g = np.inf
         for m in range(n_classes):
             a = alpha[i, m]
-            e = 0.0 if m == yi else 1.0
+            e = 0.0 if m == yi else margin[i]
             g = S[m, i] + e
             quad += a * S[m, i]
             lin += e * a
@@ -157,7 +157,7 @@ def vertex_sub_problem(A, yq, C, na, B, cur, new):
 
 
 @njit(cache=True)
-def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
+def cs_epochs(K, y, margin, C, alpha, S, tol, max_epochs, rng, shrinking):
     """Per-point block coordinate descent until the exact max KKT violation <= tol.
 
     Returns (epochs, converged, max violation).
@@ -184,16 +184,18 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
     epoch = 0
     while epoch < max_epochs:
         _core.shuffle_prefix(index, active, rng)
-        active, sweep = _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work)
+        active, sweep = _cs_epoch(
+            K, y, margin, C, alpha, S, index, active, act, n_act, shrinking, work
+        )
         epoch += 1
         if not shrinking:
             if sweep <= tol:
-                _, _, viol = cs_optimality(y, C, alpha, S)
+                _, _, viol = cs_optimality(y, margin, C, alpha, S)
                 if viol <= tol:
                     return epoch, True, viol
         elif sweep < eps_shrink:
             if sweep <= tol and from_all:
-                _, _, viol = cs_optimality(y, C, alpha, S)
+                _, _, viol = cs_optimality(y, margin, C, alpha, S)
                 if viol <= tol:
                     return epoch, True, viol
             # LIBLINEAR's schedule: un-shrink everything, tighten the shrinking tolerance
@@ -204,12 +206,12 @@ def cs_epochs(K, y, C, alpha, S, tol, max_epochs, rng, shrinking):
             from_all = True
         else:
             from_all = False
-    _, _, viol = cs_optimality(y, C, alpha, S)
+    _, _, viol = cs_optimality(y, margin, C, alpha, S)
     return epoch, viol <= tol, viol
 
 
 @njit(cache=True)
-def _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work):
+def _cs_epoch(K, y, margin, C, alpha, S, index, active, act, n_act, shrinking, work):
     """One epoch of :func:`cs_epochs` over the points ``index[:active]`` (their active
     classes ``act[i, :n_act[i]]``): returns (active, the largest KKT violation seen)."""
     G, B, D, cur, new = work
@@ -219,7 +221,7 @@ def _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work):
         i = index[s]
         yi = y[i]
         na = n_act[i]
-        max_g, min_g = _cs_gradients(i, yi, na, act, C, alpha, S, G)
+        max_g, min_g = _cs_gradients(i, yi, margin[i], na, act, C, alpha, S, G)
         if shrinking:
             na = _cs_shrink(i, yi, na, act, C, alpha, G, min_g)
             n_act[i] = na
@@ -239,14 +241,14 @@ def _cs_epoch(K, y, C, alpha, S, index, active, act, n_act, shrinking, work):
 
 
 @njit(cache=True, _nrt=False)
-def _cs_gradients(i, yi, na, act, C, alpha, S, G):
+def _cs_gradients(i, yi, mi, na, act, C, alpha, S, G):
     """Point i's gradients of its active classes into ``G[:na]``; returns their largest
     and the smallest over the classes below their bound."""
     max_g = -np.inf
     min_g = np.inf
     for q in range(na):
         m = act[i, q]
-        g = S[m, i] + (0.0 if m == yi else 1.0)
+        g = S[m, i] + (0.0 if m == yi else mi)
         G[q] = g
         if g > max_g:
             max_g = g
@@ -348,6 +350,7 @@ def solve_crammer_singer(
     seed: int = 0,
     alpha0: ArrayLike | None = None,
     shrinking: bool = True,
+    sample_weight: ArrayLike | None = None,
 ) -> SolverResult:
     """Solve the bias-free Crammer-Singer dual on kernel K, labels y in 0..n_classes-1.
 
@@ -357,9 +360,18 @@ def solve_crammer_singer(
     maximisation form ``-f(alpha)`` (the primal optimum at convergence),
     ``duality_gap`` the primal at ``W(alpha)`` minus it, ``kkt_violation`` the
     exact maximum over points of ``max_m G_i^m - min_(m free) G_i^m``.
+    ``sample_weight`` (positive, one per point) bounds point i's slack weight by
+    ``C sample_weight[i]``: solved on the scaled kernel with the weights as margins,
+    as :func:`isvm.solvers.weighted` does for the box duals.
     Raises ValueError on bad arguments.
     """
     K, y = check_problem(K, y, n_classes, C, tol)
+    margin = np.ones(y.shape[0])
+    if sample_weight is not None:
+        margin = check_weights(sample_weight, y.shape[0])
+        K = K * margin[:, None] * margin[None, :]
+        if alpha0 is not None:
+            alpha0 = np.asarray(alpha0, dtype=np.float64) / margin[:, None]
     if not n_classes >= 2:
         raise ValueError(f"n_classes must be >= 2, got {n_classes!r}")
     if not np.isfinite(C):
@@ -376,10 +388,12 @@ def solve_crammer_singer(
         S = np.ascontiguousarray((K @ alpha).T)
     cap = DEFAULT_MAX_EPOCHS if max_iter is None else int(max_iter)
     rng = _core.rng_state(np.uint64(seed))
-    epochs, converged, _ = cs_epochs(K, y, C, alpha, S, float(tol), cap, rng, bool(shrinking))
-    obj, gap, viol = cs_optimality(y, C, alpha, S)
+    epochs, converged, _ = cs_epochs(
+        K, y, margin, C, alpha, S, float(tol), cap, rng, bool(shrinking)
+    )
+    obj, gap, viol = cs_optimality(y, margin, C, alpha, S)
     return SolverResult(
-        alpha=alpha,
+        alpha=alpha if sample_weight is None else alpha * margin[:, None],
         iterations=int(epochs),
         converged=bool(converged),
         kkt_violation=float(viol),

@@ -88,9 +88,9 @@ def nearby_order(row, var_i, index):
 def _converged(prob, C, dual, cert_point, tol):
     """(whether the exact max KKT violation over every variable is <= tol, that
     violation); where it is, the held-out point's scores summed afresh."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
     if viol <= tol and cert_point >= 0:
         refresh_point_scores(cert_point, var_i, var_j, alpha, cols, vals, c, K, S, ssum)
     return viol <= tol, viol
@@ -99,13 +99,13 @@ def _converged(prob, C, dual, cert_point, tol):
 @njit(cache=True, inline="always")
 def _last_check(prob, C, dual, target, cached):
     """(certified, max KKT violation) where an epoch loop ran out of epochs."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     certified = False
     if target.point >= 0:
         certified, viol = prove(prob, alpha, C, S, ssum, target, cached)
     else:
-        viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)[2]
+        viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)[2]
     return certified, viol
 
 
@@ -132,7 +132,7 @@ def cd_epochs(prob, C, dual, tol, max_epochs, rng, shrinking, target, tried=Fals
 
     Returns (epochs, converged, max violation, certified).
     """
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     cert_point = target.point
     n_var = var_i.shape[0]
@@ -201,7 +201,7 @@ def _cd_epoch(prob, C, dual, tol, target, index, active, old, flags):
     first, only the columns of ``target.column_need``, tries cached). Returns (active,
     largest and smallest projected gradient, proved by a neighbours-first try, its
     max KKT violation)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     pg_max_old, pg_min_old = old
     shrinking, nearby, restricted, cached = flags
@@ -231,7 +231,7 @@ def _cd_epoch(prob, C, dual, tol, target, index, active, old, flags):
         if nearby:
             work += 1.0
         a = alpha[i, j]
-        G = q_times_alpha(i, j, cols, vals, c, S, ssum) - 1.0  # minimisation gradient
+        G = q_times_alpha(i, j, cols, vals, c, S, ssum) - margin[i]  # minimisation gradient
         pg = 0.0
         if a <= 0.0:
             if shrinking and G > pg_max_old:
@@ -344,7 +344,7 @@ def block_epochs(prob, blocks, C, dual, tol, max_epochs, rng, target, tried=Fals
 def _block_epoch(prob, blocks, C, dual, tol, target, index, nearby, scratch, js, coef):
     """One epoch of :func:`block_epochs` over the points ``index``: returns (the largest
     KKT violation seen, proved by a neighbours-first try, its max KKT violation)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     g, a0, w, d, sw, bp = scratch
     skip = tol if target.point >= 0 else 0.0  # as in cd_epochs
@@ -358,7 +358,7 @@ def _block_epoch(prob, blocks, C, dual, tol, target, index, nearby, scratch, js,
             if proved:
                 return sweep, True, near_viol
         i = index[s]
-        m, worst = _read_block(i, blocks, alpha, C, cols, vals, c, S, ssum, js, g, a0, w)
+        m, worst = _read_block(i, blocks, alpha, C, cols, vals, c, margin, S, ssum, js, g, a0, w)
         work += m
         if worst > sweep:
             sweep = worst
@@ -371,7 +371,7 @@ def _block_epoch(prob, blocks, C, dual, tol, target, index, nearby, scratch, js,
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _read_block(i, blocks, alpha, C, cols, vals, c, S, ssum, js, g, a0, w):
+def _read_block(i, blocks, alpha, C, cols, vals, c, margin, S, ssum, js, g, a0, w):
     """Point i's multipliers into the block scratch (classes ``js``, values ``a0``,
     gradients ``g``, directions ``w``): returns (how many, their largest KKT violation)."""
     var_mask, block_w = blocks.var_mask, blocks.w
@@ -381,7 +381,7 @@ def _read_block(i, blocks, alpha, C, cols, vals, c, S, ssum, js, g, a0, w):
         if var_mask[i, j]:
             js[m] = j
             a0[m] = alpha[i, j]
-            g[m] = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+            g[m] = margin[i] - q_times_alpha(i, j, cols, vals, c, S, ssum)
             w[m] = block_w[i, j]
             p = projected_gradient(a0[m], g[m], C)
             if p > worst:
@@ -451,7 +451,7 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
 
     Returns (steps, converged, max violation).
     """
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     eta, T, eps, theta, use_mean = rule
     n_var = var_i.shape[0]
@@ -465,7 +465,7 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
         i = var_i[v]
         j = var_j[v]
         a = alpha[i, j]
-        g = 1.0 - q_times_alpha(i, j, cols, vals, c, S, ssum)
+        g = margin[i] - q_times_alpha(i, j, cols, vals, c, S, ssum)
         if qd[v] > 0.0:
             new = a + eta * g / qd[v]
         else:
@@ -483,7 +483,7 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
         for u in range(n_var):
             iu = var_i[u]
             ju = var_j[u]
-            gu = 1.0 - q_times_alpha(iu, ju, cols, vals, c, S, ssum)
+            gu = margin[iu] - q_times_alpha(iu, ju, cols, vals, c, S, ssum)
             au = alpha[iu, ju]
             if use_mean:
                 total += kkt_distance(-gu, au, C, T, eps)
@@ -492,5 +492,5 @@ def stochastic_steps(prob, C, dual, rule, tol, max_steps, rng):
                 if p > viol:
                     viol = p
         stopped = total / n_var < theta if use_mean else viol <= tol
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
     return step, stopped, viol

@@ -87,10 +87,10 @@ def _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef):
 
 
 @njit(cache=True)
-def _grad(var_i, var_j, cols, vals, c, S, ssum, G):
+def _grad(var_i, var_j, cols, vals, c, margin, S, ssum, G):
     """Minimisation gradient ``G = Q alpha - 1`` of every listed variable, from the scores."""
     for v in range(var_i.shape[0]):
-        G[v] = q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum) - 1.0
+        G[v] = q_times_alpha(var_i[v], var_j[v], cols, vals, c, S, ssum) - margin[var_i[v]]
 
 
 @njit(cache=True)
@@ -130,7 +130,7 @@ def _snap_trial(prob, C, dual, a, G, qbound, tol, precheck, keep_below, work):
     Returns (kept, violation of the snapped point, or inf when not tried).
     """
     delta, coef, S_keep, ssum_keep = work
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     n_var = var_i.shape[0]
     n_snap = 0
@@ -151,7 +151,7 @@ def _snap_trial(prob, C, dual, a, G, qbound, tol, precheck, keep_below, work):
         if delta[v] != 0.0:
             alpha[var_i[v], var_j[v]] = 0.0
     _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef)
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
     if viol <= keep_below:
         return True, viol
     for v in range(n_var):  # undo
@@ -172,7 +172,7 @@ def mu_epochs(prob, C, dual, tol, max_iter, warm_floor, trace):
 
     Returns (iterations (tried steps), converged, max violation, accepted steps, written).
     """
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     n_var = var_i.shape[0]
     n = K.shape[0]
@@ -208,7 +208,7 @@ def mu_epochs(prob, C, dual, tol, max_iter, warm_floor, trace):
             return it, True, viol, accepted, written
         kept, _ = _snap_trial(prob, C, dual, a, G, qbound, tol, True, tol, work)
         if kept:
-            _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+            _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
             return it, True, viol, accepted, written
         if it >= max_iter:
             break
@@ -231,9 +231,9 @@ def mu_epochs(prob, C, dual, tol, max_iter, warm_floor, trace):
             ssum[:] = ssum_keep
             eta *= SHRINK
     # ---- at the cap: report the better of the iterate and its snapped version
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
     _snap_trial(prob, C, dual, a, G, qbound, tol, False, viol, work)
-    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, C, S, ssum)
+    _, _, viol = optimality(var_i, var_j, alpha, cols, vals, c, margin, C, S, ssum)
     return it, viol <= tol, viol, accepted, written
 
 
@@ -243,7 +243,7 @@ def _mu_start(prob, C, dual, warm_floor, a, G, qbound, work):
     values into ``a``, their gradients into ``G`` and the bounds ``qbound`` of how far
     zeroing one moves another's gradient; returns (largest diagonal entry of Q, the
     minimisation objective f)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     alpha, S, ssum = dual
     delta, coef, _, _ = work
     n_var = var_i.shape[0]
@@ -271,10 +271,10 @@ def _mu_start(prob, C, dual, warm_floor, a, G, qbound, work):
             a[v] = floor
             alpha[var_i[v], var_j[v]] = floor
     _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef)
-    _grad(var_i, var_j, cols, vals, c, S, ssum, G)
+    _grad(var_i, var_j, cols, vals, c, margin, S, ssum, G)
     f = 0.0
     for v in range(n_var):
-        f += 0.5 * a[v] * (G[v] - 1.0)  # f = 1/2 a'Qa - 1'a = -W
+        f += 0.5 * a[v] * (G[v] - margin[var_i[v]])  # f = 1/2 a'Qa - m'a = -W
     return qmax, f
 
 
@@ -283,7 +283,7 @@ def _mu_trial(prob, C, dual, eta, a, G, new, G_new, work):
     """One multiplicative step from ``a`` tried: ``new``, the scores moved there (the
     old ones kept in ``work``), its gradients ``G_new``; returns (its objective, and the
     linear term, Bregman divergence and rounding scale of the acceptance test)."""
-    K, var_i, var_j, cols, vals, c = prob
+    K, var_i, var_j, cols, vals, c, margin = prob
     _, S, ssum = dual
     delta, coef, S_keep, ssum_keep = work
     n_var = var_i.shape[0]
@@ -303,12 +303,12 @@ def _mu_trial(prob, C, dual, eta, a, G, new, G_new, work):
         delta[v] = x - a[v]
         lin += G[v] * delta[v]
         breg += x * np.log(x / a[v]) - delta[v]
-        scale += a[v] * (abs(G[v]) + 1.0)
+        scale += a[v] * (abs(G[v]) + margin[var_i[v]])
     S_keep[:, :] = S
     ssum_keep[:] = ssum
     _scores_add(var_i, var_j, cols, vals, c, K, S, ssum, delta, coef)
-    _grad(var_i, var_j, cols, vals, c, S, ssum, G_new)
+    _grad(var_i, var_j, cols, vals, c, margin, S, ssum, G_new)
     f_new = 0.0
     for v in range(n_var):
-        f_new += 0.5 * new[v] * (G_new[v] - 1.0)
+        f_new += 0.5 * new[v] * (G_new[v] - margin[var_i[v]])
     return f_new, lin, breg, scale
