@@ -52,7 +52,7 @@ class Problem(NamedTuple):
     vals: np.ndarray  # (N, L, 2) their coefficients
     c: float  # the metric's mean coefficient (0: no mean term, ``ssum`` unused)
     #: (N,) each point's margin, the linear term of its variables in the dual (1
-    #: unweighted; a weighted problem's, :func:`isvm.solvers.weighted_problem`)
+    #: unweighted; a weighted problem's, :func:`isvm.solvers.weighted`)
     margin: np.ndarray
 
 
