@@ -21,7 +21,7 @@ FOLDERS = sorted(p.parent.name for p in RESULTS.glob("*/loo") if (p.parent / "ta
 
 
 def test_the_rows_with_records_are_found():
-    assert {"ns50", "ns200", "ns500", "dna_readings"} <= set(FOLDERS)
+    assert {"ns50", "ns100", "ns200", "ns500", "dna_readings"} <= set(FOLDERS)
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
