@@ -200,7 +200,7 @@ def test_class_weight_errors_name_the_problem():
     X, y, *_ = weighted_problem(2, 20)
     with pytest.raises(ValueError, match="class_weight names classes not in y"):
         _estimator("InhibitorySVC", class_weight={7: 2.0}).fit(X, y)
-    with pytest.raises(ValueError, match="non-zero"):
+    with pytest.raises(ValueError, match="every sample weight is zero"):
         _estimator("InhibitorySVC").fit(X, y, sample_weight=np.zeros(len(y)))
     with pytest.raises(ValueError, match="class_weight"):
         _estimator("InhibitorySVC", class_weight="uniform").fit(X, y)

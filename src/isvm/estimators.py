@@ -37,6 +37,8 @@ from isvm.warmup import announce_compile
 #: numba's cache files of the solvers' kernels (:mod:`isvm.solvers`): a fit finds one
 #: where its solvers were compiled before
 SOLVER_KERNELS = ("epochs.*.nbi", "greedy.*.nbi", "crammer_singer.*.nbi")
+#: the error of a fit whose every sample has weight 0
+ALL_ZERO_WEIGHTS = "every sample weight is zero: nothing to train on"
 #: what the first fit of a fresh install compiles, about how long, how to do it ahead
 FIT_COMPILE_NOTE = (
     "isvm: compiling the solvers' numba kernels for this first fit (first use of this "
@@ -220,6 +222,8 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
         """Each sample's factor of C (class_weight times sample_weight), or None for none."""
         if self.class_weight is None and sample_weight is None:
             return None
+        if sample_weight is not None and np.all(np.asarray(sample_weight) == 0):
+            raise ValueError(ALL_ZERO_WEIGHTS)  # before scikit-learn's (>= 1.7) own words
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         if self.class_weight is not None:
             if isinstance(self.class_weight, dict):
@@ -230,7 +234,7 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
                     )
             weights = weights * compute_sample_weight(self.class_weight, self.classes_[y_idx])
         if not np.any(weights > 0):
-            raise ValueError("every sample has weight 0: nothing to train on")
+            raise ValueError(ALL_ZERO_WEIGHTS)
         return weights
 
     def class_scores(self, X: ArrayLike) -> NDArray[np.float64]:
