@@ -710,9 +710,9 @@ def fold_weights(
     """
     class_weight = getattr(estimator, "class_weight", None)
     everyone = np.ones(y.shape[0], dtype=np.bool_)
-    base = np.ones(y.shape[0]) if sample_weight is None else sample_weight
     if class_weight is None:
         return [(everyone, sample_weight)]
+    base = np.ones(y.shape[0]) if sample_weight is None else sample_weight
     classes, y_idx = np.unique(y, return_inverse=True)
     if not isinstance(class_weight, str):
         return [(everyone, base * compute_class_weight(class_weight, classes=classes, y=y)[y_idx])]
