@@ -61,3 +61,12 @@ def test_frame_flags_and_written_files(tmp_path):
     text = md_path.read_text()
     assert text.startswith("# Table 2") and "| glass" in text
     assert "agree with the paper for 1 of 2 data sets" in text
+
+
+def test_a_reading_is_compared_with_its_data_sets_row_and_explained_by_its_own_entry():
+    # vowel_all: 990 rows against the paper's 528 (its training split), 90 per class
+    frame = table2_frame([_dataset("vowel_all", [90] * 11)]).set_index("dataset")
+    row = frame.loc["vowel_all"]
+    assert row["paper_name"] == "Vowel Recognition"
+    assert (row["examples"], row["paper_examples"], row["examples_flag"]) == (990, 528, "DIFFERS")
+    assert "training split" in row["explanation"]

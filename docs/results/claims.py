@@ -46,7 +46,7 @@ from isvm.experiment.lrt import (
     paper_round,
     table4_rows,
 )
-from isvm.experiment.paper import paper_table
+from isvm.experiment.paper import PAPER_ROWS, paper_table
 from isvm.experiment.pooling import (
     compare_table3,
     comparison_summary,
@@ -165,7 +165,8 @@ class Tables:
     def value(self, dataset: str, row: int, method: str, q: int, source: str = "ours") -> float:
         """One cell of Table 3, ours or the paper's."""
         t = self.table3 if source == "ours" else self.paper3
-        at = (t["row"] == row) & (t["dataset"] == dataset)
+        name = dataset if source == "ours" else PAPER_ROWS.get(dataset, dataset)  # a reading
+        at = (t["row"] == row) & (t["dataset"] == name)
         return float(t.loc[at, f"{method}_{q}"].iloc[0])
 
     def offset(self, dataset: str, row: int, method: str) -> float:
@@ -721,12 +722,12 @@ def _ww_paper_table3() -> pd.DataFrame:
     for the cells it restored, the first 20 subsamples of the rows' committed records."""
     own = read_records(sorted((HERE / "ww_paper" / "loo").rglob("*.parquet")))
     rows = sorted(set(table4_rows(own["Ns"])))
-    committed = [
-        read_records(sorted(folder.rglob("*.parquet")))
-        for r in rows
-        if (folder := HERE / f"ns{r}" / "loo").exists()
+    # the rows' records; Vowel's are the 528-row `vowel` the run restored (vowel_528/)
+    folders = [HERE / f"ns{r}" / "loo" for r in rows] + [HERE / "vowel_528" / "loo"]
+    committed = [read_records(sorted(f.rglob("*.parquet"))) for f in folders if f.exists()]
+    first20 = [
+        c[c["Ns"].isin(rows) & (c["subsample"] <= own["subsample"].max())] for c in committed
     ]
-    first20 = [c[c["subsample"] < own["subsample"].max() + 1] for c in committed]
     key = ["dataset", "Ns", "method", "subsample", "gamma", "C"]
     records = pd.concat([own, *first20], ignore_index=True).drop_duplicates(key)
     with_ww_paper = own.loc[own["method"] == "ww_paper", ["dataset", "Ns"]].drop_duplicates()

@@ -195,8 +195,9 @@ class _BiasFreeMulticlassSVC(KernelClassifier):
             self.alpha_ = result.alpha
         else:
             kept = np.flatnonzero(weights > 0)
+            K_kept = K if kept.shape[0] == K.shape[0] else K[np.ix_(kept, kept)]  # no copy
             result, coef, self._mean_coef = self._solve(
-                K[np.ix_(kept, kept)], y_idx[kept], n_classes, seed, weights[kept]
+                K_kept, y_idx[kept], n_classes, seed, weights[kept]
             )
             self.dual_coef_ = np.zeros((y_idx.shape[0], coef.shape[1]))
             self.dual_coef_[kept] = coef

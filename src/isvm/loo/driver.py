@@ -65,7 +65,7 @@ from isvm.solvers import (
     problem_of,
     run_solver,
     variable_list,
-    weighted,
+    weighted_kernel,
 )
 from isvm.solvers._core import Blocks, Dual, Problem
 from isvm.warmup import announce_compile
@@ -236,7 +236,7 @@ def _walk(job: _Job, kernels: dict, groups, Cs, threads: int, progress) -> tuple
     try:
         for gamma, K in kernels.items():
             if job.weights is not None:
-                K = weighted(K, job.coding, job.weights)[0]
+                K = weighted_kernel(K, job.weights)  # the coding's margins: _job
             path = _start_path(job, K, group, group_mixed)
             for t, C in enumerate(Cs):
                 row, pred = _grid_point(job, path, t, gamma, C)

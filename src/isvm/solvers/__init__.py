@@ -230,7 +230,12 @@ def weighted(
     Scores at a point under ``K~`` are ``s_p`` times its scores under K, so its
     argmax is unchanged.
     """
-    return K * weights[:, None] * weights[None, :], replace(coding, margin=weights)
+    return weighted_kernel(K, weights), replace(coding, margin=weights)
+
+
+def weighted_kernel(K: NDArray[np.float64], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``diag(s) K diag(s)``: the kernel half of :func:`weighted` (a copy)."""
+    return K * weights[:, None] * weights[None, :]
 
 
 def check_problem(
