@@ -779,21 +779,19 @@ def vowel_locality_table(t: Tables) -> str:
 
 
 def _ww_paper_table3() -> pd.DataFrame:
-    """Table 3 of config/ww_paper.yaml: its own records (docs/results/ww_paper/loo) and,
-    for the cells it restored, the first 20 subsamples of the rows' committed records."""
+    """Table 3 of config/ww_paper.yaml: its `ww_paper` records (docs/results/ww_paper/loo)
+    beside the rows' committed ISVM, 1-vs-all and WW records of the same subsamples (the
+    cells and subsamples `ww_paper` ran; a part still to run leaves fewer)."""
     own = read_records(sorted((HERE / "ww_paper" / "loo").rglob("*.parquet")))
+    own = own[own["method"] == "ww_paper"]
     rows = sorted(set(table4_rows(own["Ns"])))
-    # the rows' records; Vowel's are the 528-row `vowel` the run restored (vowel_528/)
-    folders = [HERE / f"ns{r}" / "loo" for r in rows] + [HERE / "vowel_528" / "loo"]
-    committed = [read_records(sorted(f.rglob("*.parquet"))) for f in folders if f.exists()]
-    first20 = [
-        c[c["Ns"].isin(rows) & (c["subsample"] <= own["subsample"].max())] for c in committed
-    ]
-    key = ["dataset", "Ns", "method", "subsample", "gamma", "C"]
-    records = pd.concat([own, *first20], ignore_index=True).drop_duplicates(key)
-    with_ww_paper = own.loc[own["method"] == "ww_paper", ["dataset", "Ns"]].drop_duplicates()
-    records = records.merge(with_ww_paper, on=["dataset", "Ns"])  # cells it ran only
-    return table3(records, methods=("isvm", "ova", "ww", "ww_paper"))
+    committed = pd.concat(
+        [read_records(sorted((HERE / f"ns{r}" / "loo").rglob("*.parquet"))) for r in rows],
+        ignore_index=True,
+    )
+    ran = own[["dataset", "Ns", "subsample"]].drop_duplicates()
+    records = pd.concat([own, committed.merge(ran, on=["dataset", "Ns", "subsample"])])
+    return table3(records.reset_index(drop=True), methods=("isvm", "ova", "ww", "ww_paper"))
 
 
 def ww_paper_table(t: Tables) -> str:
