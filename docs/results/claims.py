@@ -634,10 +634,15 @@ READINGS = {
 }
 
 
+def paper_cells(folder: str) -> pd.DataFrame:
+    """A results folder's table3_vs_paper cells that the paper has too, with ``abs_diff``."""
+    c = pd.read_csv(HERE / folder / "table3_vs_paper.csv")
+    return c[c["present"] == "both"].assign(abs_diff=lambda d: d["diff"].abs())
+
+
 def _dna_comparison() -> pd.DataFrame:
     """config/dna_readings.yaml's cells beside the paper's, with ``abs_diff``."""
-    c = pd.read_csv(HERE / "dna_readings" / "table3_vs_paper.csv")
-    return c[c["present"] == "both"].assign(abs_diff=lambda d: d["diff"].abs())
+    return paper_cells("dna_readings")
 
 
 def _dna_gaps(c: pd.DataFrame) -> pd.DataFrame:
@@ -694,8 +699,7 @@ def _vowel_gaps() -> pd.DataFrame:
     paper's."""
     frames = []
     for folder in VOWEL_READINGS:
-        c = pd.read_csv(HERE / folder / "table3_vs_paper.csv")
-        c = c[c["present"] == "both"].assign(abs_diff=lambda d: d["diff"].abs())
+        c = paper_cells(folder)
         g = c.groupby(["Ns", "method"])
         frames.append(
             pd.DataFrame(
@@ -730,10 +734,11 @@ def vowel_readings_table(t: Tables) -> str:
 
 def vowel_readings_verdict(t: Tables) -> str:
     """Which Vowel reading is nearer the paper, and by how much."""
-    g = _vowel_gaps().pivot_table(index=["Ns", "method"], columns="reading", values="gap")
+    gaps = _vowel_gaps()
+    g = gaps.pivot_table(index=["Ns", "method"], columns="reading", values="gap")
     small, full = VOWEL_READINGS
     nearer = int((g[full] < g[small]).sum())
-    within = _vowel_gaps().groupby("reading")[["within", "cells"]].sum()
+    within = gaps.groupby("reading")[["within", "cells"]].sum()
     return (
         f"All 990 rows are nearer the paper in {nearer} of the {len(g)} (row, method) pairs, "
         f"by {fmt_range(g[small] - g[full], '.2f')} points, and put "

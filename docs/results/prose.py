@@ -53,6 +53,7 @@ from claims import (
     exact_k,
     fmt_range,
     fmt_seq,
+    paper_cells,
     paper_k,
     power,
     render,
@@ -225,8 +226,7 @@ def sens_range(t: Tables, column, spec: str, **where) -> str:
 
 UNPOOLED = ["per_subsample", "mean_then_rank"]
 
-#: the rows' Vowel: all 990 rows since 2026-12-06 (the sensitivity study's is the 528-row
-#: "Vowel", run before the switch)
+#: the rows' Vowel (and the sensitivity study's): all 990 rows since 2026-12-06
 VOWEL = "Vowel (990 rows)"
 
 
@@ -239,9 +239,8 @@ def vowel_sens(t: Tables, scaling: str) -> str:
 def vowel_528_offsets(method: str = "isvm") -> list[float]:
     """The 528-row `vowel`'s offset per row (the rows' Vowel before 2026-12-06;
     docs/results/vowel_528, the same subsamples and settings)."""
-    c = pd.read_csv(REPO / "docs" / "results" / "vowel_528" / "table3_vs_paper.csv")
-    c = c[(c["method"] == method) & (c["present"] == "both")]
-    return c.groupby("Ns")["diff"].mean().tolist()
+    c = paper_cells("vowel_528")
+    return c[c["method"] == method].groupby("Ns")["diff"].mean().tolist()
 
 
 def paper_p(t: Tables, row: int, rival: str, q: int) -> float:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -65,6 +65,7 @@ from isvm.solvers import (
     problem_of,
     run_solver,
     variable_list,
+    weighted_coding,
     weighted_kernel,
 )
 from isvm.solvers._core import Blocks, Dual, Problem
@@ -236,7 +237,7 @@ def _walk(job: _Job, kernels: dict, groups, Cs, threads: int, progress) -> tuple
     try:
         for gamma, K in kernels.items():
             if job.weights is not None:
-                K = weighted_kernel(K, job.weights)  # the coding's margins: _job
+                K = weighted_kernel(K, job.weights)  # its coding: _job
             path = _start_path(job, K, group, group_mixed)
             for t, C in enumerate(Cs):
                 row, pred = _grid_point(job, path, t, gamma, C)
@@ -270,7 +271,7 @@ def _job(
     """The coding, variables and fold settings of one call."""
     coding = formulation.encode(y_idx, n_classes)
     if weights is not None:
-        coding = replace(coding, margin=weights)
+        coding = weighted_coding(coding, weights)
     var_i, var_j = variable_list(coding)
     var_id = np.full(coding.var_mask.shape, -1, dtype=np.int64)
     var_id[var_i, var_j] = np.arange(var_i.shape[0])
