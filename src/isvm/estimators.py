@@ -65,11 +65,13 @@ _SOLVER_PARAMETERS = """\
     tol : float, default=1e-3
         Stopping tolerance on the KKT violation, > 0.
     max_iter : int or None, default=None
-        Iteration cap (cd: epochs, per class for 1-vs-all; smo/sgd/mu: steps); None for
-        the solver's default.
+        Iteration cap (cd: steps per variable, per class for 1-vs-all, per point where a
+        point's multipliers are stepped together; smo/sgd/mu: steps); None for the
+        solver's default.
     random_state : int, RandomState instance or None, default=None
-        Seed of the solver's visiting order (unused by 1-vs-all's cd, whose greedy
-        steps are deterministic).
+        Seed of the smo/sgd visiting order (unused by cd, whose steps are
+        deterministic: greedy by class for 1-vs-all, threshold passes over the points
+        for the others; docs/methods.md).
     class_weight : dict, "balanced" or None, default=None
         Per class, a factor of C: the multipliers of a point of class k are bounded by
         ``C * class_weight[k]`` (times its ``sample_weight`` in ``fit``). "balanced"
@@ -91,8 +93,8 @@ _ATTRIBUTES = """\
     dual_coef_ : ndarray of shape (n_samples, n_classes)
         Class-score coefficients: the raw scores are ``K(X, X_train) @ dual_coef_``.
     n_iter_ : int
-        Iterations of the solver (cd: epochs; for 1-vs-all the largest class's steps
-        over its variables, rounded up).
+        Iterations of the solver (cd: for 1-vs-all the largest class's steps over its
+        variables, for the others the block steps over the points, rounded up).
     converged_ : bool
         Whether the solver reached ``tol`` before ``max_iter`` (else a ConvergenceWarning).
     kkt_violation_ : float

@@ -31,7 +31,7 @@ from isvm.methods import (
     separable_by_column,
 )
 from isvm.solvers import _core
-from isvm.solvers.epochs import block_epochs, cd_epochs, stochastic_steps
+from isvm.solvers.epochs import block_epochs, cd_epochs, stochastic_steps, threshold_blocks
 from isvm.solvers.greedy import greedy_columns
 
 SOLVERS = ("cd", "smo", "sgd", "mu")
@@ -49,7 +49,8 @@ class SolverResult:
 
     ``alpha`` is (N, L) with zeros where a formulation has no variable;
     ``iterations`` counts epochs for cd (for greedy cd: the largest class's steps over
-    its number of variables, rounded up), single steps for smo/sgd and tried
+    its number of variables, rounded up; for threshold passes: the block steps over the
+    points, rounded up), single steps for smo/sgd and tried
     multiplicative steps (accepted or not) for mu;
     ``kkt_violation`` is the final maximum |projected gradient| over all variables
     (whatever the stopping rule); ``duality_gap`` bounds ``||w - w*||^2 / 2``.
@@ -144,15 +145,18 @@ def run_solver(
     """Run one solver in place on ``state`` over the listed variables.
 
     For cd, ``block=True`` (the default) updates all multipliers of one point
-    together, exactly (:func:`~isvm.solvers.epochs.block_epochs`), wherever they are coupled
-    (``block_sigma != 0``: ISVM, Weston-Watkins); with ``greedy=True`` (the default)
-    a dual that is one binary problem per class (1-vs-all) is solved class by class
-    with greedy steps (:func:`isvm.solvers.greedy.greedy_columns`, deterministic:
-    ``seed`` is unused); the others, ``block=False`` and ``greedy=False`` use single
-    coordinates in a permuted order with shrinking (:func:`~isvm.solvers.epochs.cd_epochs`). The
-    LOO engine's full fits pass ``greedy=False``: its folds start from the full
-    solution, and cyclic cd's (more accurate than tol asks, where greedy stops just
-    under it) leaves fewer folds to work on (docs/benchmarks.md).
+    together, exactly, wherever they are coupled (``block_sigma != 0``: ISVM,
+    Weston-Watkins): with ``greedy=True`` (the default) in threshold passes
+    (:func:`~isvm.solvers.epochs.threshold_blocks`, deterministic), with
+    ``greedy=False`` in permuted epochs (:func:`~isvm.solvers.epochs.block_epochs`).
+    With ``greedy=True`` a dual that is one binary problem per class (1-vs-all) is
+    solved class by class with greedy steps
+    (:func:`isvm.solvers.greedy.greedy_columns`, deterministic); with ``greedy=False``
+    or ``block=False``, by single coordinates in a permuted order with shrinking
+    (:func:`~isvm.solvers.epochs.cd_epochs`). The LOO engine's full fits pass
+    ``greedy=False``: its folds start from the full solution, and cyclic cd's (more
+    accurate than tol asks, where greedy stops just under it) leaves fewer folds to
+    work on (docs/benchmarks.md).
 
     ``criterion`` applies to smo/sgd: ``"mean"`` is the paper's rule (mean KKT
     distance with resolution ``kkt_T`` below ``tol``; ``kkt_T`` defaults to ``tol``,
@@ -171,6 +175,8 @@ def run_solver(
             blocks = _core.Blocks(
                 np.unique(var_i), coding.var_mask, coding.block_w, float(coding.block_sigma)
             )
+            if greedy:
+                return threshold_blocks(prob, blocks, float(C), dual, tol, cap)
             epochs, converged, viol, _ = block_epochs(
                 prob, blocks, float(C), dual, tol, cap, rng, _core.NO_TARGET, _core.FALSE
             )
@@ -230,12 +236,17 @@ def weighted(
     Scores at a point under ``K~`` are ``s_p`` times its scores under K, so its
     argmax is unchanged.
     """
-    return weighted_kernel(K, weights), replace(coding, margin=weights)
+    return weighted_kernel(K, weights), weighted_coding(coding, weights)
 
 
 def weighted_kernel(K: NDArray[np.float64], weights: NDArray[np.float64]) -> NDArray[np.float64]:
     """``diag(s) K diag(s)``: the kernel half of :func:`weighted` (a copy)."""
     return K * weights[:, None] * weights[None, :]
+
+
+def weighted_coding(coding: Coding, weights: NDArray[np.float64]) -> Coding:
+    """The coding half of :func:`weighted`: the weights as the points' margins."""
+    return replace(coding, margin=weights)
 
 
 def check_problem(
