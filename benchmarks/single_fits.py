@@ -56,7 +56,7 @@ def main() -> None:
     for cls in OURS.values():  # compile outside the timings
         cls(C=1.0, gamma=5.0).fit(warm, np.arange(40) % 3)
     print(
-        "| data | features | N | L | C | method | ours s (epochs) | LIBSVM 1-vs-1 s "
+        "| data | features | N | L | C | method | ours s (iterations) | LIBSVM 1-vs-1 s "
         "| 1-vs-1 / ours | LIBSVM 1-vs-rest s | 1-vs-rest / ours |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
@@ -75,10 +75,10 @@ def main() -> None:
                 for method in args.methods:
                     est = OURS[method](C=C, kernel="precomputed", tol=1e-3)
                     ours = seconds(lambda est=est, K=K, y=y: est.fit(K, y), args.repeats)
-                    epochs = getattr(est, "n_iter_", "?")
+                    iterations = getattr(est, "n_iter_", "?")
                     print(
                         f"| {name} | {scaling} | {n} | {n_classes} | {C:g} | {method} "
-                        f"| {ours:.3f} ({epochs}) | {ovo_s:.3f} | {ovo_s / ours:.2f} "
+                        f"| {ours:.3f} ({iterations}) | {ovo_s:.3f} | {ovo_s / ours:.2f} "
                         f"| {ovr_s:.3f} | {ovr_s / ours:.2f} |",
                         flush=True,
                     )

@@ -18,6 +18,29 @@ def random_points(gen: np.random.Generator, n: int, n_classes: int, m: int, n_ne
     return X, y, gen.random((n_new, m))
 
 
+def rbf_problem(seed: int, n: int, n_classes: int, gamma: float = 5.0):
+    """(K, y): :func:`random_points` in [0,1]^4 under the paper's Gaussian kernel."""
+    from isvm.kernels import rbf_kernel
+
+    X, y, _ = random_points(np.random.default_rng(seed), n, n_classes, 4, 0)
+    return rbf_kernel(X, gamma=gamma), y
+
+
+def coding_qp(K: np.ndarray, coding, C: float, points=None) -> tuple[np.ndarray, float]:
+    """(alpha as an N x L matrix, dual objective) of :func:`dual_qp` over the coding's
+    variables of ``points`` (all by default); the others are 0."""
+    from isvm.methods import dual_matrix
+    from isvm.solvers import variable_list
+
+    var_i, var_j = variable_list(coding, points)
+    keep = var_i * coding.var_mask.shape[1] + var_j
+    Q = dual_matrix(K, coding)[np.ix_(keep, keep)]  # dual_matrix is over every (i, j)
+    a = dual_qp(Q, C)
+    alpha = np.zeros(coding.var_mask.shape)
+    alpha[var_i, var_j] = a
+    return alpha, float(a.sum() - 0.5 * a @ Q @ a)
+
+
 def clustered(seed: int, n: int, n_classes: int, n_features: int = 4, spread: float = 0.25):
     """(X, y): classes in turn, each a Gaussian blob of width ``spread`` about a random
     centre in [0,1]^M, clipped to [0,1]^M."""

@@ -10,31 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from problems import dual_qp, random_points
+from problems import coding_qp, rbf_problem
 
-from isvm.kernels import rbf_kernel
-from isvm.methods import coefficient_matrix, dual_matrix, get_formulation, separable_by_column
+from isvm.methods import coefficient_matrix, get_formulation, separable_by_column
 from isvm.solvers import SolverState, run_solver, solve, variable_list
 
 TOL = 1e-7
 
 
-def ova_problem(seed: int, n: int, n_classes: int, gamma: float = 5.0):
-    gen = np.random.default_rng(seed)
-    X, y, _ = random_points(gen, n, n_classes, 4, 0)
-    return rbf_kernel(X, gamma=gamma), y
-
-
 def qp_alpha(K, y, n_classes, C, points=None):
-    """The QP optimum over the variables of ``points`` (all by default), as an N x L matrix."""
-    coding = get_formulation("ova").encode(y, n_classes)
-    var_i, var_j = variable_list(coding, points)
-    Q = dual_matrix(K, coding)  # over every (i, j), row-major
-    keep = var_i * n_classes + var_j
-    a = dual_qp(Q[np.ix_(keep, keep)], C)
-    alpha = np.zeros((K.shape[0], n_classes))
-    alpha[var_i, var_j] = a
-    return alpha
+    """The 1-vs-all QP optimum over the variables of ``points`` (all by default)."""
+    return coding_qp(K, get_formulation("ova").encode(y, n_classes), C, points)[0]
 
 
 def exact_scores(state: SolverState) -> np.ndarray:
@@ -56,7 +42,7 @@ def test_greedy_reaches_the_qp_optimum_with_exact_scores(seed, shrinking):
     """Over more steps than one shrinking interval, with or without shrinking: the QP's
     optimum (alpha is unique for 1-vs-all) and S equal to K times the coefficients."""
     n_classes = 2 + seed % 3
-    K, y = ova_problem(seed, 150, n_classes, gamma=(5.0, 10.0)[seed % 2])
+    K, y = rbf_problem(seed, 150, n_classes, gamma=(5.0, 10.0)[seed % 2])
     C = (0.5, 5.0, 50.0)[seed % 3]
     coding = get_formulation("ova").encode(y, n_classes)
     state = SolverState.start(K, coding)
@@ -74,7 +60,7 @@ def test_greedy_over_some_points_keeps_every_points_scores_exact(seed):
     optimum, the others keep their warm values, and the scores stay exact at every point,
     the left-out ones included."""
     n_classes = 3
-    K, y = ova_problem(100 + seed, 80, n_classes)
+    K, y = rbf_problem(100 + seed, 80, n_classes)
     C = 2.0
     coding = get_formulation("ova").encode(y, n_classes)
     start = SolverState.start(K, coding)
@@ -96,7 +82,7 @@ def test_greedy_over_some_points_keeps_every_points_scores_exact(seed):
 def test_each_class_has_its_own_step_cap():
     """At a tiny cap every class still takes its steps (none is starved by a slow one),
     the solve says it did not converge, and the epochs it reports equal the cap."""
-    K, y = ova_problem(7, 60, 3, gamma=0.5)
+    K, y = rbf_problem(7, 60, 3, gamma=0.5)
     result = solve(K, y, 3, "ova", 10.0, tol=1e-9, max_iter=3)
     assert not result.converged
     assert result.iterations == 3
@@ -119,7 +105,7 @@ def test_a_zero_diagonal_entry_goes_to_its_bound():
 
 def test_greedy_false_is_the_cyclic_solver():
     """greedy=False (the LOO engine's full fits) runs the permuted cd, bit for bit."""
-    K, y = ova_problem(11, 50, 3)
+    K, y = rbf_problem(11, 50, 3)
     results = [
         solve_state(K, y, greedy=False),
         solve_state(K, y, greedy=True, block=False),

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from problems import dual_qp, random_points
+from problems import coding_qp, rbf_problem
 
-from isvm.kernels import rbf_kernel
 from isvm.methods import (
     FORMULATIONS,
     class_scores,
@@ -38,28 +37,9 @@ TOL = 1e-7
 #: the formulations whose cd is threshold_blocks: coupled multipliers per point
 COUPLED = sorted(
     name
-    for name, f in FORMULATIONS.items()
-    if f.encode(np.arange(6) % 3, 3).block_sigma != 0.0
-    and not separable_by_column(f.encode(np.arange(6) % 3, 3))
+    for name, coding in ((n, f.encode(np.arange(6) % 3, 3)) for n, f in FORMULATIONS.items())
+    if coding.block_sigma != 0.0 and not separable_by_column(coding)
 )
-
-
-def problem(seed: int, n: int, n_classes: int, gamma: float = 5.0):
-    gen = np.random.default_rng(seed)
-    X, y, _ = random_points(gen, n, n_classes, 4, 0)
-    return rbf_kernel(X, gamma=gamma), y
-
-
-def qp(K, coding, C, points=None):
-    """(alpha, dual objective) of the QP over the variables of ``points`` (all by default)."""
-    var_i, var_j = variable_list(coding, points)
-    n_classes = coding.var_mask.shape[1]
-    keep = var_i * n_classes + var_j
-    Q = dual_matrix(K, coding)[np.ix_(keep, keep)]
-    a = dual_qp(Q, C)
-    alpha = np.zeros(coding.var_mask.shape)
-    alpha[var_i, var_j] = a
-    return alpha, float(a.sum() - 0.5 * a @ Q @ a)
 
 
 def objective(K, coding, alpha):
@@ -84,14 +64,14 @@ def test_reaches_the_qp_optimum(method, seed):
     """Objective, KKT residual, exact scores, primal scores and predictions of the QP's
     optimum, at a small, a middle and a large C (mostly free multipliers)."""
     n_classes = 3 + seed % 2
-    K, y = problem(seed, 60, n_classes, gamma=(5.0, 20.0, 2.0)[seed])
+    K, y = rbf_problem(seed, 60, n_classes, gamma=(5.0, 20.0, 2.0)[seed])
     C = (0.5, 5.0, 50.0)[seed]
     coding = get_formulation(method).encode(y, n_classes)
     state = SolverState.start(K, coding)
     var_i, var_j = variable_list(coding)
     epochs, converged, viol = run_solver(state, var_i, var_j, C, tol=TOL)
     assert converged and viol <= TOL and epochs >= 1
-    ref, ref_obj = qp(K, coding, C)
+    ref, ref_obj = coding_qp(K, coding, C)
     assert objective(K, coding, state.alpha) == pytest.approx(ref_obj, rel=1e-7, abs=1e-7)
     np.testing.assert_allclose(state.S, (K @ coefficient_matrix(state.alpha, coding)).T, atol=1e-9)
     ours, theirs = scores(K, coding, state.alpha), scores(K, coding, ref)
@@ -105,7 +85,7 @@ def test_reaches_the_qp_optimum(method, seed):
 def test_over_some_points_keeps_the_others_and_every_score_exact(method):
     """A list without some points (a fold's): the listed variables reach their own QP's
     objective, the others keep their values, and S is exact at every point."""
-    K, y = problem(21, 50, 3)
+    K, y = rbf_problem(21, 50, 3)
     C = 3.0
     coding = get_formulation(method).encode(y, 3)
     full = SolverState.start(K, coding)
@@ -117,7 +97,7 @@ def test_over_some_points_keeps_the_others_and_every_score_exact(method):
     _, converged, _ = run_solver(state, *variable_list(coding, points), C, tol=TOL)
     assert converged
     assert np.all(state.alpha[out] == 0.0)
-    _, ref_obj = qp(K, coding, C, points)
+    _, ref_obj = coding_qp(K, coding, C, points)
     assert objective(K, coding, state.alpha) == pytest.approx(ref_obj, rel=1e-7, abs=1e-7)
     np.testing.assert_allclose(state.S, (K @ coefficient_matrix(state.alpha, coding)).T, atol=1e-9)
 
@@ -125,7 +105,7 @@ def test_over_some_points_keeps_the_others_and_every_score_exact(method):
 def test_the_cap_is_reported():
     """At a cap of one epoch's worth of block steps the solve says it did not converge
     and reports the cap."""
-    K, y = problem(5, 80, 4, gamma=0.5)
+    K, y = rbf_problem(5, 80, 4, gamma=0.5)
     result = solve(K, y, 4, "isvm", 50.0, tol=1e-9, max_iter=1)
     assert not result.converged
     assert result.iterations == 1
@@ -144,7 +124,7 @@ def test_a_zero_row_of_k_goes_to_its_bounds(method):
     result = solve(K, y, 3, method, 1.0, tol=TOL)
     assert result.converged
     coding = get_formulation(method).encode(y, 3)
-    ref, ref_obj = qp(K, coding, 1.0)
+    ref, ref_obj = coding_qp(K, coding, 1.0)
     assert objective(K, coding, result.alpha) == pytest.approx(ref_obj, rel=1e-7, abs=1e-7)
     np.testing.assert_array_equal(
         result.alpha[4][coding.var_mask[4]], ref[4][coding.var_mask[4]].round()
@@ -154,7 +134,7 @@ def test_a_zero_row_of_k_goes_to_its_bounds(method):
 def test_greedy_false_is_the_permuted_epochs():
     """greedy=False (the LOO engine's full fits) runs block_epochs bit for bit; the
     default (the estimators') runs the threshold passes, to the same optimum."""
-    K, y = problem(11, 50, 3)
+    K, y = rbf_problem(11, 50, 3)
     coding = get_formulation("isvm").encode(y, 3)
     var_i, var_j = variable_list(coding)
     cyclic = SolverState.start(K, coding)
