@@ -380,21 +380,18 @@ def threshold_blocks(prob, blocks, C, dual, tol, max_epochs):
             m, worst = _read_block(
                 i, blocks, alpha, C, cols, vals, c, margin, S, ssum, js, g, a0, w
             )
-            if worst <= threshold or steps >= cap:
-                if worst > seen:
-                    seen = worst
-                continue
-            if K[i, i] > 0.0:
-                block_step(g, a0, C, K[i, i], blocks.sigma, w, m, d, sw, bp)
-            else:  # a zero row of K: constant gradients, each multiplier to its bound
-                _to_bounds(g, a0, C, m, d)
-            steps += 1
-            if not _moved(a0, d, m):  # a step too small to change alpha: left as it is
-                if worst > seen:
-                    seen = worst
-                continue
-            _apply_block(i, js, a0, d, m, alpha, cols, vals, c, K, S, ssum, coef, 0.0, 0.0)
-            stepped += 1
+            if worst > threshold and steps < cap:
+                if K[i, i] > 0.0:
+                    block_step(g, a0, C, K[i, i], blocks.sigma, w, m, d, sw, bp)
+                else:  # a zero row of K: constant gradients, each multiplier to its bound
+                    _to_bounds(g, a0, C, m, d)
+                steps += 1
+                if _moved(a0, d, m):  # a step too small to change alpha is left undone
+                    _apply_block(i, js, a0, d, m, alpha, cols, vals, c, K, S, ssum, coef, 0.0, 0.0)
+                    stepped += 1
+                    continue
+            if worst > seen:
+                seen = worst
         if stepped == 0:
             if seen <= tol or threshold <= tol or steps >= cap:
                 epochs = (steps + n_points - 1) // n_points if n_points > 0 else 0
